@@ -1,0 +1,9 @@
+// Umbrella header of the fwht library.
+#pragma once
+
+#include "fwht/half.hpp"
+#include "fwht/options.hpp"
+#include "fwht/plan.hpp"
+#include "fwht/reference.hpp"
+#include "fwht/transform.hpp"
+#include "pagh/error.hpp"

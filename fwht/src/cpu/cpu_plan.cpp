@@ -1,0 +1,288 @@
+// The CPU backend: cache-blocked passes over the data, each applying as many stages as fit in L1,
+// vector kernels from cpu/stages.hpp, OpenMP threads across transforms and across the tiles of one
+// large transform.
+//
+// Schedule of one transform of n = 2^L elements of compute type C:
+//   * small (the whole transform, with its error terms, fits in 256 KiB): load it into a per-thread
+//     buffer, apply all stages there, store it. Transforms of a batch run in parallel.
+//   * large: pass 1 applies stages [0, c) to contiguous chunks of 2^c elements (32 KiB); each later
+//     pass applies up to 7 more stages (6 for Alman-Rao, whose H8 stages come in threes) to tiles of
+//     2^g rows x W columns (rows 2^s apart, W elements of 256 bytes each) copied into a per-thread
+//     buffer, so strided stages never thrash the cache. The last pass normalizes and stores.
+//     Chunks and tiles of one pass run in parallel. For n = 2^20 floats that is 2 passes over memory,
+//     for 2^26 3 passes.
+// Stabilized transforms carry their error vector through all passes (full stabilization).
+// Work is split the same way whatever the thread count, and every element sees the same operations
+// in the same order, so results do not depend on the number of threads.
+#include "cpu/cpu_plan.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "common/arithmetic.hpp"
+#include "cpu/kernels.hpp"
+#include "pagh/error.hpp"
+
+namespace fwht::cpu {
+namespace {
+
+using detail::int128;
+using detail::Rounded;
+using index = std::int64_t;
+
+constexpr index kSmallBytes = 256 * 1024;  // whole transform in one thread's buffer (L2)
+constexpr index kChunkBytes = 32 * 1024;   // pass 1 block (L1)
+constexpr index kRowBytes = 256;           // tile row: 4 cache lines
+constexpr int kMaxTileStages = 7;          // 128 rows x 256 B = 32 KiB tile
+
+int log2_floor(index v) { return 63 - std::countl_zero(static_cast<std::uint64_t>(v)); }
+
+// The first failing element of a checked integer transform (smallest t*n + i), reported after the
+// parallel region: exceptions must not cross an OpenMP region.
+class Failure {
+ public:
+  void record(index position, const char* what) {
+    index seen = first_.load(std::memory_order_relaxed);
+    while ((seen < 0 || position < seen) && !first_.compare_exchange_weak(seen, position)) {}
+    if (first_.load() == position) what_.store(what);
+  }
+  void rethrow(index n) const {
+    const index p = first_.load();
+    if (p < 0) return;
+    throw pagh::Error("fwht::Plan::execute", std::string(what_.load()) + " at element " + std::to_string(p % n) +
+                                                 " of transform " + std::to_string(p / n));
+  }
+
+ private:
+  std::atomic<index> first_{-1};
+  std::atomic<const char*> what_{""};
+};
+
+template <class S, class C>
+class CpuPlan final : public PlanImpl {
+  static constexpr bool kInteger = std::is_integral_v<S>;
+  // Storage and compute share their bits (double, float, int32<->uint32, int64<->uint64): a
+  // contiguous large transform can then work directly in the output buffer.
+  static constexpr bool kSameBits = std::is_same_v<S, C> || (std::is_same_v<S, std::int32_t> && std::is_same_v<C, std::uint32_t>) ||
+                                    (std::is_same_v<S, std::int64_t> && std::is_same_v<C, std::uint64_t>);
+
+ public:
+  CpuPlan(const Shape& shape, const Options& o)
+      : n_(shape.n), batch_(shape.batch), stride_(shape.stride), distance_(shape.distance), options_(o),
+        kernels_(select_kernels<C>()) {
+    L_ = log2_floor(n_);
+    threads_ = o.threads > 0 ? o.threads : omp_get_max_threads();
+    stabilized_ = o.stabilization != Stabilization::none;
+    alman_rao_ = o.algorithm == Algorithm::alman_rao;
+    const index planes = stabilized_ ? 2 : 1;
+    small_ = n_ * static_cast<index>(sizeof(C)) * planes <= kSmallBytes;
+    row_log_ = log2_floor(kRowBytes / static_cast<index>(sizeof(C)));
+    max_tile_stages_ = alman_rao_ ? 6 : kMaxTileStages;
+    first_pass_end_ = log2_floor(kChunkBytes / static_cast<index>(sizeof(C)));
+    if (alman_rao_) first_pass_end_ = L_ % 3 + 3 * ((first_pass_end_ - L_ % 3) / 3);
+    direct_ = kSameBits && stride_ == 1;
+    if constexpr (!kInteger) {
+      if (o.normalization != Normalization::none) {
+        scale_ = detail::scale_in<C>(detail::normalization_factor(o.normalization, n_));
+        scaled_ = true;
+      }
+    }
+
+    const index tile = (index{1} << (max_tile_stages_ + row_log_)) * planes;
+    const index per_thread = round_up(small_ ? n_ * planes : tile, 64);
+    per_thread_ = per_thread;
+    scratch_.resize(static_cast<std::size_t>(per_thread * threads_));
+    if (!small_) {
+      if (!direct_) work_.resize(static_cast<std::size_t>(n_));
+      if (stabilized_) errors_.resize(static_cast<std::size_t>(n_));
+    }
+  }
+
+  void execute(const void* in_ptr, void* out_ptr) override {
+    const S* in = static_cast<const S*>(in_ptr);
+    S* out = static_cast<S*>(out_ptr);
+    Failure failure;
+    if (small_) {
+      const int threads = static_cast<int>(std::min<index>(threads_, batch_));
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+      for (index t = 0; t < batch_; ++t) {
+        C* buf = scratch(omp_get_thread_num());
+        C* err = stabilized_ ? buf + n_ : nullptr;
+        load(in + t * distance_, buf, 0, n_);
+        if (err) std::fill(err, err + n_, C{});
+        apply(buf, err, n_, 0, L_, L_ % 3, 0);
+        store(buf, out + t * distance_, 0, n_, t, failure);
+      }
+    } else {
+      for (index t = 0; t < batch_; ++t) large(in + t * distance_, out + t * distance_, t, failure);
+    }
+    failure.rethrow(n_);
+  }
+
+  void execute(const void*, void*, cudaStream_t, void*) override {
+    throw pagh::Error("fwht::Plan::execute", "this is a CPU plan: call execute(in, out) with host pointers");
+  }
+  std::size_t workspace_bytes() const override { return 0; }
+
+ private:
+  static index round_up(index v, index m) { return (v + m - 1) / m * m; }
+  C* scratch(int thread) { return scratch_.data() + per_thread_ * thread; }
+
+  void apply(C* x, C* err, index len, int k0, int k1, int r, index prescale_offset) const {
+    if (alman_rao_)
+      kernels_.alman_rao(x, len, k0, k1, r, prescale_offset);
+    else
+      kernels_.folklore[static_cast<int>(options_.stabilization)](x, err, len, k0, k1);
+  }
+
+  // buf[i] <- element (offset + i) of the transform at src, converted to the compute type.
+  void load(const S* src, C* buf, index offset, index count) const {
+    if constexpr (std::is_same_v<S, C>) {
+      if (stride_ == 1) {
+        std::memcpy(buf, src + offset, static_cast<std::size_t>(count) * sizeof(C));
+        return;
+      }
+    }
+    for (index i = 0; i < count; ++i) buf[i] = to_compute(src[(offset + i) * stride_]);
+  }
+
+  static C to_compute(S v) {
+    if constexpr (std::is_same_v<C, Rounded<S>>)
+      return C{static_cast<float>(v)};
+    else if constexpr (std::is_same_v<S, f16> || std::is_same_v<S, bf16>)
+      return static_cast<float>(v);
+    else
+      return static_cast<C>(v);
+  }
+
+  // Element (offset + i) of the transform at dst <- normalized buf[i].
+  void store(const C* buf, S* dst, index offset, index count, index t, Failure& failure) const {
+    S* d = dst + offset * stride_;
+    if constexpr (kInteger) {
+      const bool inverse = options_.normalization == Normalization::inverse;
+      if constexpr (std::is_same_v<C, int128>) {
+        for (index i = 0; i < count; ++i) {
+          int128 v = buf[i];
+          if (inverse) {
+            if (v % n_ != 0) failure.record(t * n_ + offset + i, "inverse normalization is inexact");
+            v /= n_;
+          }
+          if (v < std::numeric_limits<S>::min() || v > std::numeric_limits<S>::max())
+            failure.record(t * n_ + offset + i, "integer overflow");
+          d[i * stride_] = static_cast<S>(v);
+        }
+      } else {
+        for (index i = 0; i < count; ++i) {
+          const S v = static_cast<S>(buf[i]);  // two's complement: exact modulo 2^w
+          d[i * stride_] = inverse ? static_cast<S>(v / n_) : v;
+        }
+      }
+    } else {
+      for (index i = 0; i < count; ++i) {
+        const C v = scaled_ ? buf[i] * scale_ : buf[i];
+        d[i * stride_] = from_compute(v);
+      }
+    }
+  }
+
+  static S from_compute(C v) {
+    if constexpr (std::is_same_v<C, Rounded<S>>)
+      return S(v.v);  // already representable: exact
+    else if constexpr (std::is_same_v<S, f16> || std::is_same_v<S, bf16>)
+      return S(v);
+    else
+      return static_cast<S>(v);
+  }
+
+  void large(const S* src, S* dst, index t, Failure& failure) {
+    C* w = direct_ ? reinterpret_cast<C*>(dst) : work_.data();
+    C* err = stabilized_ ? errors_.data() : nullptr;
+    const index chunk = index{1} << first_pass_end_;
+    const bool copy_in = !(direct_ && static_cast<const void*>(src) == static_cast<const void*>(dst));
+    const int threads = threads_;
+
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+    for (index c = 0; c < n_ / chunk; ++c) {
+      C* x = w + c * chunk;
+      if (copy_in) load(src, x, c * chunk, chunk);
+      if (err) std::fill(err + c * chunk, err + (c + 1) * chunk, C{});
+      apply(x, err ? err + c * chunk : nullptr, chunk, 0, first_pass_end_, L_ % 3, c * chunk);
+    }
+
+    const index width = index{1} << row_log_;
+    for (int s = first_pass_end_; s < L_; s += max_tile_stages_) {
+      const int g = std::min(max_tile_stages_, L_ - s);
+      const bool last = s + g == L_;
+      const index rows = index{1} << g, row_stride = index{1} << s;
+      const index column_blocks = row_stride / width, tiles = n_ / (rows * width);
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+      for (index q = 0; q < tiles; ++q) {
+        const index base = (q / column_blocks) * rows * row_stride + (q % column_blocks) * width;
+        C* tile = scratch(omp_get_thread_num());
+        C* tile_err = err ? tile + rows * width : nullptr;
+        for (index r = 0; r < rows; ++r) {
+          std::copy_n(w + base + r * row_stride, width, tile + r * width);
+          if (err) std::copy_n(err + base + r * row_stride, width, tile_err + r * width);
+        }
+        apply(tile, tile_err, rows * width, row_log_, row_log_ + g, row_log_, -1);
+        for (index r = 0; r < rows; ++r) {
+          if (last) {
+            store(tile + r * width, dst, base + r * row_stride, width, t, failure);
+          } else {
+            std::copy_n(tile + r * width, width, w + base + r * row_stride);
+            if (err) std::copy_n(tile_err + r * width, width, err + base + r * row_stride);
+          }
+        }
+      }
+    }
+  }
+
+  index n_, batch_, stride_, distance_;
+  Options options_;
+  Kernels<C> kernels_;
+  int L_ = 0, threads_ = 1, row_log_ = 0, max_tile_stages_ = 0, first_pass_end_ = 0;
+  bool stabilized_ = false, alman_rao_ = false, small_ = true, direct_ = false, scaled_ = false;
+  C scale_{};
+  index per_thread_ = 0;
+  std::vector<C> scratch_, work_, errors_;
+};
+
+template <class S, class C>
+std::unique_ptr<PlanImpl> make(const Shape& shape, const Options& o) {
+  return std::make_unique<CpuPlan<S, C>>(shape, o);
+}
+
+template <class S>
+std::unique_ptr<PlanImpl> make_sixteen_bit(const Shape& shape, const Options& o) {
+  if (o.compute == Compute::storage) return make<S, Rounded<S>>(shape, o);
+  return make<S, float>(shape, o);
+}
+
+template <class S>
+std::unique_ptr<PlanImpl> make_integer(const Shape& shape, const Options& o) {
+  if (o.check_overflow) return make<S, int128>(shape, o);
+  return make<S, std::make_unsigned_t<S>>(shape, o);
+}
+
+}  // namespace
+
+std::unique_ptr<PlanImpl> make_cpu_plan(const Shape& shape, DType dtype, const Options& options) {
+  switch (dtype) {
+    case DType::f64: return make<double, double>(shape, options);
+    case DType::f32: return make<float, float>(shape, options);
+    case DType::f16: return make_sixteen_bit<f16>(shape, options);
+    case DType::bf16: return make_sixteen_bit<bf16>(shape, options);
+    case DType::i32: return make_integer<std::int32_t>(shape, options);
+    case DType::i64: return make_integer<std::int64_t>(shape, options);
+  }
+  throw pagh::Error("fwht::Plan", "unknown dtype");
+}
+
+}  // namespace fwht::cpu
