@@ -5,11 +5,11 @@
 // Schedule of one transform of n = 2^L elements of compute type C:
 //   * small (the whole transform, with its error terms, fits in 256 KiB): load it into a per-thread
 //     buffer, apply all stages there, store it. Transforms of a batch run in parallel.
-//   * large: pass 1 applies stages [0, c) to contiguous chunks of 2^c elements (32 KiB); each later
-//     pass applies up to 7 more stages (6 for Alman-Rao, whose H8 stages come in threes) to tiles of
-//     2^g rows x W columns (rows 2^s apart, W elements of 256 bytes each) copied into a per-thread
+//   * large: pass 1 applies stages [0, c) to contiguous chunks of 2^c elements (128 KiB); each later
+//     pass applies up to 8 more stages (6 for Alman-Rao, whose H8 stages come in threes) to tiles of
+//     2^g rows x W columns (rows 2^s apart, rows of W elements = 256 bytes) copied into a per-thread
 //     buffer, so strided stages never thrash the cache. The last pass normalizes and stores.
-//     Chunks and tiles of one pass run in parallel. For n = 2^20 floats that is 2 passes over memory,
+//     Chunks and tiles of one pass run in parallel. For n = 2^23 floats that is 2 passes over memory,
 //     for 2^26 3 passes.
 // Stabilized transforms carry their error vector through all passes (full stabilization).
 // Work is split the same way whatever the thread count, and every element sees the same operations
@@ -38,9 +38,9 @@ using detail::Rounded;
 using index = std::int64_t;
 
 constexpr index kSmallBytes = 256 * 1024;  // whole transform in one thread's buffer (L2)
-constexpr index kChunkBytes = 32 * 1024;   // pass 1 block (L1)
+constexpr index kChunkBytes = 128 * 1024;  // pass 1 block (L2)
 constexpr index kRowBytes = 256;           // tile row: 4 cache lines
-constexpr int kMaxTileStages = 7;          // 128 rows x 256 B = 32 KiB tile
+constexpr int kMaxTileStages = 8;          // 256 rows x 256 B = 64 KiB tile
 
 int log2_floor(index v) { return 63 - std::countl_zero(static_cast<std::uint64_t>(v)); }
 
