@@ -1,0 +1,146 @@
+// Device arithmetic: the compute types of fwht/src/common/arithmetic.hpp, on the GPU, with the same
+// operation sequences, so results are bit-identical to the CPU backend and the reference.
+//
+// Storage S -> compute C -> work W (the type intermediate passes keep in device memory):
+//   double/float/int:  C = double/float/uint (wrapping), W = S (same bits, so the output buffer is
+//                      the work buffer: no workspace)
+//   f16/bf16, f32:     C = float, W = float (a workspace buffer between passes)
+//   f16/bf16, storage: C = Rounded16<Format> (float rounded after every operation), W = S (a
+//                      rounded value is exactly representable in S: lossless in the output buffer)
+// Error terms of stabilized transforms are kept in W between passes.
+//
+// Every operation is correctly rounded and compiled with -fmad=false (no contraction). Conversions
+// float -> 16-bit use the hardware's round-to-nearest-even, which equals fwht/half.hpp for all
+// non-NaN values (NaN payloads may differ).
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace fwht::cuda {
+
+struct HalfFormat {
+  using storage = __half;
+  static __device__ __forceinline__ float round(float x) { return __half2float(__float2half_rn(x)); }
+  static __device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
+  static __device__ __forceinline__ __half from_float(float x) { return __float2half_rn(x); }
+};
+struct BFloatFormat {
+  using storage = __nv_bfloat16;
+  static __device__ __forceinline__ float round(float x) { return __bfloat162float(__float2bfloat16_rn(x)); }
+  static __device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
+  static __device__ __forceinline__ __nv_bfloat16 from_float(float x) { return __float2bfloat16_rn(x); }
+};
+
+// A 16-bit value held in a float; every operation is done in float and rounded once to the format
+// (the correctly rounded 16-bit operation, see fwht/half.hpp).
+template <class F>
+struct Rounded16 {
+  float v;
+  static __device__ __forceinline__ Rounded16 of(float x) { return Rounded16{F::round(x)}; }
+  friend __device__ __forceinline__ Rounded16 operator+(Rounded16 a, Rounded16 b) { return of(__fadd_rn(a.v, b.v)); }
+  friend __device__ __forceinline__ Rounded16 operator-(Rounded16 a, Rounded16 b) { return of(__fsub_rn(a.v, b.v)); }
+  friend __device__ __forceinline__ Rounded16 operator*(Rounded16 a, Rounded16 b) { return of(__fmul_rn(a.v, b.v)); }
+  friend __device__ __forceinline__ Rounded16 operator-(Rounded16 a) { return Rounded16{-a.v}; }
+  friend __device__ __forceinline__ bool operator<=(Rounded16 a, Rounded16 b) { return a.v <= b.v; }
+};
+
+template <class T> struct Math;
+template <> struct Math<double> {
+  static __device__ __forceinline__ double abs(double x) { return fabs(x); }
+  static __device__ __forceinline__ double halve(double x) { return x * 0.5; }
+  static __device__ __forceinline__ double times_pow2(double x, int k) {
+    return x * __longlong_as_double(static_cast<long long>(1023 + k) << 52);
+  }
+  static __device__ __forceinline__ double scale(double f) { return f; }
+};
+template <> struct Math<float> {
+  static __device__ __forceinline__ float abs(float x) { return fabsf(x); }
+  static __device__ __forceinline__ float halve(float x) { return x * 0.5f; }
+  static __device__ __forceinline__ float times_pow2(float x, int k) { return x * __int_as_float((127 + k) << 23); }
+  static __device__ __forceinline__ float scale(double f) { return __double2float_rn(f); }
+};
+template <class F> struct Math<Rounded16<F>> {
+  using R = Rounded16<F>;
+  static __device__ __forceinline__ R abs(R x) { return R{fabsf(x.v)}; }
+  static __device__ __forceinline__ R halve(R x) { return R::of(x.v * 0.5f); }
+  static __device__ __forceinline__ R times_pow2(R x, int k) { return R::of(Math<float>::times_pow2(x.v, k)); }
+  static __device__ __forceinline__ R scale(double f) { return R::of(__double2float_rn(f)); }
+};
+template <> struct Math<std::uint32_t> {
+  static __device__ __forceinline__ std::uint32_t halve(std::uint32_t x) {
+    return static_cast<std::uint32_t>(static_cast<std::int32_t>(x) >> 1);
+  }
+  static __device__ __forceinline__ std::uint32_t times_pow2(std::uint32_t x, int k) { return x << k; }
+};
+template <> struct Math<std::uint64_t> {
+  static __device__ __forceinline__ std::uint64_t halve(std::uint64_t x) {
+    return static_cast<std::uint64_t>(static_cast<std::int64_t>(x) >> 1);
+  }
+  static __device__ __forceinline__ std::uint64_t times_pow2(std::uint64_t x, int k) { return x << k; }
+};
+
+// Traits of one (storage, compute) pair: conversions between S, C and W, and the final store.
+template <class S_, class C_, class W_>
+struct TraitsBase {
+  using S = S_;
+  using C = C_;
+  using W = W_;
+  static constexpr bool kInteger = std::is_integral_v<C_>;
+};
+
+template <class T>
+struct NativeTraits : TraitsBase<T, T, T> {
+  static __device__ __forceinline__ T load_s(T v) { return v; }
+  static __device__ __forceinline__ T load_w(T v) { return v; }
+  static __device__ __forceinline__ T to_w(T v) { return v; }
+  static __device__ __forceinline__ T store_s(T v) { return v; }
+};
+
+template <class F>
+struct Sixteen32Traits : TraitsBase<typename F::storage, float, float> {
+  using S = typename F::storage;
+  static __device__ __forceinline__ float load_s(S v) { return F::to_float(v); }
+  static __device__ __forceinline__ float load_w(float v) { return v; }
+  static __device__ __forceinline__ float to_w(float v) { return v; }
+  static __device__ __forceinline__ S store_s(float v) { return F::from_float(v); }
+};
+
+template <class F>
+struct SixteenStorageTraits : TraitsBase<typename F::storage, Rounded16<F>, typename F::storage> {
+  using S = typename F::storage;
+  using R = Rounded16<F>;
+  static __device__ __forceinline__ R load_s(S v) { return R{F::to_float(v)}; }
+  static __device__ __forceinline__ R load_w(S v) { return R{F::to_float(v)}; }
+  static __device__ __forceinline__ S to_w(R v) { return F::from_float(v.v); }  // exact
+  static __device__ __forceinline__ S store_s(R v) { return F::from_float(v.v); }
+};
+
+// Integers: wrapping unsigned arithmetic (exact modulo 2^w); inverse divides the signed result.
+template <class I>
+struct IntegerTraits : TraitsBase<I, std::make_unsigned_t<I>, I> {
+  using U = std::make_unsigned_t<I>;
+  static __device__ __forceinline__ U load_s(I v) { return static_cast<U>(v); }
+  static __device__ __forceinline__ U load_w(I v) { return static_cast<U>(v); }
+  static __device__ __forceinline__ I to_w(U v) { return static_cast<I>(v); }
+  static __device__ __forceinline__ I store_s(U v) { return static_cast<I>(v); }
+};
+
+// Final store: normalize (floats: multiply by the scale rounded to C; integers: truncating signed
+// division by n) and convert to the storage type.
+template <class Tr>
+__device__ __forceinline__ typename Tr::S final_value(typename Tr::C v, bool scaled, typename Tr::C scale, std::int64_t n,
+                                                      bool inverse) {
+  using S = typename Tr::S;
+  if constexpr (Tr::kInteger) {
+    const S w = Tr::store_s(v);  // two's complement: exact modulo 2^w
+    return inverse ? static_cast<S>(w / n) : w;
+  } else {
+    return Tr::store_s(scaled ? v * scale : v);
+  }
+}
+
+}  // namespace fwht::cuda

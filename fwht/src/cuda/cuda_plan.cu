@@ -1,0 +1,177 @@
+// The CUDA plan: a schedule of passes (schedule.hpp) built once, device scratch allocated once, and
+// execute enqueues one kernel per pass on the caller's stream (no allocation, no synchronization).
+//
+// Work between passes stays in the output buffer whenever the work type W has the storage type's
+// bits (f64, f32, integers, and f16/bf16 computed in storage precision: see arithmetic.cuh), so
+// those plans need workspace only for error terms. f16/bf16 computed in float keep a float work
+// buffer. Stabilized plans carry the error plane between passes (full stabilization: the same
+// algorithm as the CPU and the reference, bit for bit); a single-pass plan needs no error buffer.
+#include <cuda_runtime.h>
+
+#include <string>
+#include <type_traits>
+
+#include "cuda/arithmetic.cuh"
+#include "cuda/check.hpp"
+#include "cuda/cuda_plan.hpp"
+#include "cuda/schedule.hpp"
+#include "cuda/tile_pass.hpp"
+#include "common/arithmetic.hpp"
+#include "pagh/error.hpp"
+
+namespace fwht::cuda {
+namespace {
+
+constexpr const char* kWhere = "fwht::Plan (cuda)";
+using index = std::int64_t;
+
+std::size_t round_up(std::size_t v, std::size_t m) { return (v + m - 1) / m * m; }
+
+bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0; }
+
+template <class Tr>
+class CudaPlan final : public PlanImpl {
+  using S = typename Tr::S;
+  using C = typename Tr::C;
+  using W = typename Tr::W;
+  static constexpr bool kDirect = std::is_same_v<S, W>;  // work in the output buffer
+
+ public:
+  CudaPlan(const Shape& shape, const Options& o) : shape_(shape), options_(o) {
+    stabilized_ = o.stabilization != Stabilization::none;
+    schedule_ = make_schedule(shape.n, shape.batch, sizeof(C), stabilized_, o.algorithm == Algorithm::alman_rao);
+    const bool multi = schedule_.passes.size() > 1;
+    const auto plane = static_cast<std::size_t>(shape.n * shape.batch) * sizeof(W);
+    work_bytes_ = (multi && !kDirect) ? round_up(plane, 256) : 0;
+    error_bytes_ = (multi && stabilized_) ? round_up(plane, 256) : 0;
+    for (const PassGeometry& p : schedule_.passes)
+      for (bool first : {false, true})
+        for (bool last : {false, true})
+          launch_pass<Tr>(PassArgs{}, o.stabilization, o.algorithm, first, last, 0, shared_bytes(p), nullptr, true);
+    if (workspace_bytes() > 0) FWHT_CUDA_CHECK(cudaMalloc(&owned_, workspace_bytes()), kWhere);
+  }
+  ~CudaPlan() override {
+    if (owned_) cudaFree(owned_);  // destructor: nothing useful to do with an error
+  }
+
+  void execute(const void*, void*) override {
+    throw pagh::Error("fwht::Plan::execute", "this is a CUDA plan: call execute(in, out, stream) with device pointers");
+  }
+
+  void execute(const void* in, void* out, cudaStream_t stream, void* workspace) override {
+    unsigned char* ws = static_cast<unsigned char*>(workspace ? workspace : owned_);
+    if (workspace_bytes() > 0 && ws == nullptr) throw pagh::Error("fwht::Plan::execute", "no workspace");
+    void* work = kDirect ? out : static_cast<void*>(ws);
+    const index work_distance = kDirect ? shape_.distance : shape_.n;
+    const index work_stride = kDirect ? shape_.stride : 1;
+    void* errors = error_bytes_ ? static_cast<void*>(ws + work_bytes_) : nullptr;
+    const std::size_t count = schedule_.passes.size();
+    for (std::size_t k = 0; k < count; ++k) {
+      const PassGeometry& p = schedule_.passes[k];
+      const bool first = k == 0, last = k + 1 == count;
+      PassArgs a;
+      a.src = first ? in : work;
+      a.src_distance = first ? shape_.distance : work_distance;
+      a.src_stride = first ? shape_.stride : work_stride;
+      a.dst = last ? out : work;
+      a.dst_distance = last ? shape_.distance : work_distance;
+      a.dst_stride = last ? shape_.stride : work_stride;
+      a.err_in = errors;
+      a.err_out = errors;
+      a.n = shape_.n;
+      a.s = p.s, a.g = p.g, a.column_log = p.column_log;
+      a.tiles_per_transform_log = p.tiles_per_transform_log;
+      a.column_blocks_log = p.column_blocks_log;
+      a.tiles_per_block_log = p.tiles_per_block_log;
+      a.total_tiles = p.total_tiles;
+      a.alman_rao_r = schedule_.log2n % 3;
+      a.scale = detail::normalization_factor(options_.normalization, shape_.n);
+      a.scaled = !Tr::kInteger && options_.normalization != Normalization::none;
+      a.inverse = Tr::kInteger && options_.normalization == Normalization::inverse;
+      a.vec_src = vectorizable(a.src, a.src_distance, a.src_stride, first ? sizeof(S) : sizeof(W), p);
+      a.vec_dst = vectorizable(a.dst, a.dst_distance, a.dst_stride, last ? sizeof(S) : sizeof(W), p);
+      a.vec_err = errors != nullptr && vectorizable(errors, shape_.n, 1, sizeof(W), p);
+      launch_pass<Tr>(a, options_.stabilization, options_.algorithm, first, last, p.blocks, shared_bytes(p), stream,
+                      false);
+    }
+  }
+
+  std::size_t workspace_bytes() const override { return work_bytes_ + error_bytes_; }
+
+ private:
+  std::size_t shared_bytes(const PassGeometry& p) const {
+    return pass_shared_bytes(p.block_elements_log(), sizeof(C), stabilized_ ? 2 : 1);
+  }
+
+  // 16-byte accesses need unit stride, aligned addresses for every transform, and runs of at least
+  // one vector inside a tile (W >= V columns, or >= V rows of a first-pass tile).
+  static bool vectorizable(const void* base, index distance, index stride, std::size_t bytes, const PassGeometry& p) {
+    const index v = static_cast<index>(16 / bytes);
+    const index run = p.column_log > 0 ? (index{1} << p.column_log) : (index{1} << p.g);
+    return stride == 1 && aligned16(base) && distance % v == 0 && run >= v;
+  }
+
+  Shape shape_;
+  Options options_;
+  bool stabilized_ = false;
+  Schedule schedule_;
+  std::size_t work_bytes_ = 0, error_bytes_ = 0;
+  void* owned_ = nullptr;
+};
+
+template <class Tr>
+std::unique_ptr<PlanImpl> make(const Shape& shape, const Options& o) {
+  return std::make_unique<CudaPlan<Tr>>(shape, o);
+}
+
+int compute_bytes(DType dtype) { return dtype == DType::f64 || dtype == DType::i64 ? 8 : 4; }
+
+}  // namespace
+
+std::unique_ptr<PlanImpl> make_cuda_plan(const Shape& shape, DType dtype, const Options& o) {
+  if (is_integer(dtype) && o.check_overflow)
+    throw pagh::Error(kWhere, "check_overflow is not supported by the CUDA backend (checked 128-bit arithmetic "
+                              "would need a host synchronization inside execute); use Backend::cpu");
+  const bool storage = o.compute == Compute::storage;
+  switch (dtype) {
+    case DType::f64: return make<NativeTraits<double>>(shape, o);
+    case DType::f32: return make<NativeTraits<float>>(shape, o);
+    case DType::f16:
+      return storage ? make<SixteenStorageTraits<HalfFormat>>(shape, o) : make<Sixteen32Traits<HalfFormat>>(shape, o);
+    case DType::bf16:
+      return storage ? make<SixteenStorageTraits<BFloatFormat>>(shape, o) : make<Sixteen32Traits<BFloatFormat>>(shape, o);
+    case DType::i32: return make<IntegerTraits<std::int32_t>>(shape, o);
+    case DType::i64: return make<IntegerTraits<std::int64_t>>(shape, o);
+  }
+  throw pagh::Error(kWhere, "unknown dtype");
+}
+
+int pass_count(const Shape& shape, DType dtype, const Options& o) {
+  return static_cast<int>(make_schedule(shape.n, shape.batch, compute_bytes(dtype), o.stabilization != Stabilization::none,
+                                        o.algorithm == Algorithm::alman_rao)
+                              .passes.size());
+}
+
+bool device_usable(std::string* why) {
+  int devices = 0;
+  const cudaError_t status = cudaGetDeviceCount(&devices);
+  if (status != cudaSuccess) {
+    if (why) *why = std::string("cudaGetDeviceCount failed: ") + cudaGetErrorString(status);
+    cudaGetLastError();  // clear the non-sticky error
+    return false;
+  }
+  if (devices == 0) {
+    if (why) *why = "no CUDA device";
+    return false;
+  }
+  // The kernels are built for CMAKE_CUDA_ARCHITECTURES only; make sure this device can run them.
+  const cudaError_t image = probe_kernel_image();
+  if (image != cudaSuccess) {
+    if (why) *why = std::string("the fwht kernels cannot run on this device: ") + cudaGetErrorString(image);
+    cudaGetLastError();
+    return false;
+  }
+  return true;
+}
+
+}  // namespace fwht::cuda

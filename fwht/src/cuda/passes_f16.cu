@@ -1,0 +1,7 @@
+// Pass kernels for f16: compute in float (Compute::f32) or rounded to binary16 (Compute::storage).
+#include "cuda/tile_pass.cuh"
+
+namespace fwht::cuda {
+FWHT_INSTANTIATE_PASS(Sixteen32Traits<HalfFormat>)
+FWHT_INSTANTIATE_PASS(SixteenStorageTraits<HalfFormat>)
+}

@@ -1,0 +1,293 @@
+// The CUDA backend against the CPU backend (itself bit-identical to the reference), bit for bit, on
+// fresh random data: every dtype x normalization x stabilization x algorithm x compute type over
+// sizes that cross every pass boundary of the GPU schedule, f32 sizes 2^0..2^28 and one 2^30,
+// batches x strides x distances, in place and out of place, with poisoned outputs (every element of
+// the layout must be written, nothing outside it). Every test skips, naming the reason, when no
+// CUDA device is usable (CI has none).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+
+#include "pagh/error.hpp"
+#include "test_support.hpp"
+
+namespace fwht::test {
+namespace {
+
+#define CUDA_OK(call) ASSERT_EQ((call), cudaSuccess) << #call << ": " << cudaGetErrorString(cudaGetLastError())
+
+class CudaTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (!cuda_available(&why)) GTEST_SKIP() << "no usable CUDA device: " << why;
+    ASSERT_EQ(cudaStreamCreate(&stream_), cudaSuccess);
+  }
+  void TearDown() override {
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+  cudaStream_t stream_ = nullptr;
+};
+
+struct DeviceBuffer {
+  void* p = nullptr;
+  explicit DeviceBuffer(std::size_t bytes) {
+    if (bytes && cudaMalloc(&p, bytes) != cudaSuccess) p = nullptr;
+  }
+  ~DeviceBuffer() {
+    if (p) cudaFree(p);
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+};
+
+// Random data for a whole buffer: the test_support distributions for moderate sizes, a fast
+// splitmix64 fill (uniform in [-1, 1), or [-100, 100] for integers) for the largest.
+template <class T>
+std::vector<T> random_data(std::size_t count, std::mt19937_64& rng) {
+  if (count <= (std::size_t{1} << 22)) return random_vector<T>(count, rng);
+  std::vector<T> v(count);
+  std::uint64_t state = rng();
+  for (auto& x : v) {
+    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    if constexpr (std::is_integral_v<T>)
+      x = static_cast<T>(static_cast<int>(z % 201) - 100);
+    else
+      x = from_double<T>(static_cast<double>(z >> 11) * 0x1p-52 - 1.0);
+  }
+  return v;
+}
+
+// Elements of the layout: transform t, element j at t*distance + j*stride.
+void for_each_layout_index(const Shape& s, const std::function<void(std::int64_t)>& f) {
+  const std::int64_t distance = s.distance ? s.distance : s.n * s.stride;
+  for (std::int64_t t = 0; t < s.batch; ++t)
+    for (std::int64_t j = 0; j < s.n; ++j) f(t * distance + j * s.stride);
+}
+
+// Runs the GPU plan on `input` (a whole buffer of plan.extent() elements) with the output poisoned
+// by `poison`, returns the whole output buffer.
+template <class T>
+void run_gpu(Plan& plan, const std::vector<T>& input, bool in_place, unsigned char poison, cudaStream_t stream,
+             bool own_workspace, std::vector<T>& out) {
+  const std::size_t bytes = input.size() * sizeof(T);
+  DeviceBuffer in(bytes), result(in_place ? 0 : bytes), ws(own_workspace ? plan.workspace_bytes() : 0);
+  ASSERT_NE(in.p, nullptr) << "cudaMalloc of " << bytes << " bytes";
+  void* dst = in_place ? in.p : result.p;
+  ASSERT_NE(dst, nullptr);
+  if (!in_place) CUDA_OK(cudaMemset(dst, poison, bytes));
+  CUDA_OK(cudaMemcpy(in.p, input.data(), bytes, cudaMemcpyHostToDevice));
+  if (in_place) {
+    // Poison the gaps between layout elements: they must survive untouched.
+    std::vector<T> staged(input.size());
+    std::memset(staged.data(), poison, bytes);
+    for_each_layout_index(plan.shape(), [&](std::int64_t k) { staged[k] = input[k]; });
+    CUDA_OK(cudaMemcpy(in.p, staged.data(), bytes, cudaMemcpyHostToDevice));
+  }
+  // The plan's workspace gets poisoned too, so nothing may rely on its contents.
+  if (own_workspace && plan.workspace_bytes()) CUDA_OK(cudaMemset(ws.p, 0xFF, plan.workspace_bytes()));
+  plan.execute(in.p, dst, stream, own_workspace ? ws.p : nullptr);
+  CUDA_OK(cudaStreamSynchronize(stream));
+  CUDA_OK(cudaGetLastError());
+  out.resize(input.size());
+  CUDA_OK(cudaMemcpy(out.data(), dst, bytes, cudaMemcpyDeviceToHost));
+}
+
+// GPU == CPU plan bitwise on every layout element, and every other element still holds the poison.
+// Integers are run under two poisons, so an unwritten element cannot pass by equalling one of them.
+template <class T>
+void check_case(const Shape& shape, const Options& o, bool in_place, cudaStream_t stream, std::mt19937_64& rng,
+                bool own_workspace = false) {
+  SCOPED_TRACE("n=" + std::to_string(shape.n) + " batch=" + std::to_string(shape.batch) + " stride=" +
+               std::to_string(shape.stride) + " distance=" + std::to_string(shape.distance) +
+               (in_place ? " in place " : " out of place ") + describe(o));
+  Plan cpu(shape, dtype_of<T>(), o, Backend::cpu);
+  Plan gpu(shape, dtype_of<T>(), o, Backend::cuda);
+  const auto extent = static_cast<std::size_t>(cpu.extent());
+  auto input = random_data<T>(extent, rng);
+  if constexpr (std::is_integral_v<T>)
+    if (o.normalization == Normalization::inverse) {  // exact division: transform a spectrum
+      Options plain = o;
+      plain.normalization = Normalization::none;
+      Plan(shape, dtype_of<T>(), plain, Backend::cpu).execute(input.data(), input.data());
+    }
+  std::vector<T> expect(extent);
+  cpu.execute(input.data(), expect.data());
+  std::vector<bool> in_layout(extent, false);
+  for_each_layout_index(shape, [&](std::int64_t k) { in_layout[k] = true; });
+  const int runs = std::is_integral_v<T> ? 2 : 1;
+  for (int run = 0; run < runs; ++run) {
+    const unsigned char poison = run == 0 ? 0xFF : 0x5A;
+    std::vector<T> got;
+    ASSERT_NO_FATAL_FAILURE(run_gpu(gpu, input, in_place, poison, stream, own_workspace, got));
+    T poisoned;
+    std::memset(&poisoned, poison, sizeof(T));
+    std::int64_t bad = -1;
+    for (std::size_t k = 0; k < extent && bad < 0; ++k) {
+      const T& want = in_layout[k] ? expect[k] : poisoned;
+      if (std::memcmp(&got[k], &want, sizeof(T)) != 0) bad = static_cast<std::int64_t>(k);
+    }
+    ASSERT_EQ(bad, -1) << "first differing buffer element " << bad << (bad >= 0 && !in_layout[bad] ? " (outside the layout: written)" : "")
+                       << ": gpu " << (bad >= 0 ? to_double(got[bad]) : 0.0) << " cpu "
+                       << (bad >= 0 && in_layout[bad] ? to_double(expect[bad]) : 0.0);
+  }
+}
+
+// Every option combination the CUDA backend supports for T.
+template <class T>
+std::vector<Options> modes(Normalization only = Normalization::none, bool one_normalization = false) {
+  std::vector<Options> out;
+  const bool sixteen = std::is_same_v<T, f16> || std::is_same_v<T, bf16>;
+  for (Normalization norm : {Normalization::none, Normalization::orthonormal, Normalization::inverse}) {
+    if (one_normalization && norm != only) continue;
+    if constexpr (std::is_integral_v<T>) {
+      if (norm == Normalization::orthonormal) continue;
+      for (Algorithm a : {Algorithm::folklore, Algorithm::alman_rao}) out.push_back({.normalization = norm, .algorithm = a});
+    } else {
+      for (Compute c : {Compute::f32, Compute::storage}) {
+        if (!sixteen && c == Compute::storage) continue;
+        for (Stabilization s : {Stabilization::none, Stabilization::kahan, Stabilization::neumaier})
+          out.push_back({.normalization = norm, .stabilization = s, .compute = c});
+        out.push_back({.normalization = norm, .algorithm = Algorithm::alman_rao, .compute = c});
+      }
+    }
+  }
+  return out;
+}
+
+// Sizes crossing the one/two/three-pass boundaries of every tile configuration (schedule.hpp):
+// 8-byte stabilized 12|21|30, 4-byte stabilized and 8-byte plain 13|22-23, 4-byte plain 14|24.
+const std::vector<int> kModeSizes = {0, 1, 2, 3, 4, 5, 6, 7, 9, 11, 12, 13, 14, 15, 16, 18};
+const std::vector<int> kLargeSizes = {21, 22, 24, 25};
+
+template <class T>
+void every_mode(cudaStream_t stream) {
+  FWHT_TRACE_SEED();
+  auto rng = test_rng();
+  bool in_place = false;
+  for (const Options& o : modes<T>())
+    for (int L : kModeSizes) {
+      ASSERT_NO_FATAL_FAILURE(check_case<T>({.n = std::int64_t{1} << L}, o, in_place, stream, rng));
+      in_place = !in_place;
+    }
+}
+
+template <class T>
+void large_modes(cudaStream_t stream) {
+  FWHT_TRACE_SEED();
+  auto rng = test_rng();
+  const Normalization norm = std::is_integral_v<T> ? Normalization::inverse : Normalization::orthonormal;
+  bool in_place = true;
+  for (const Options& o : modes<T>(norm, true))
+    for (int L : kLargeSizes) {
+      ASSERT_NO_FATAL_FAILURE(check_case<T>({.n = std::int64_t{1} << L}, o, in_place, stream, rng));
+      in_place = !in_place;
+    }
+}
+
+TEST_F(CudaTest, EveryModeF64) { every_mode<double>(stream_); }
+TEST_F(CudaTest, EveryModeF32) { every_mode<float>(stream_); }
+TEST_F(CudaTest, EveryModeF16) { every_mode<f16>(stream_); }
+TEST_F(CudaTest, EveryModeBF16) { every_mode<bf16>(stream_); }
+TEST_F(CudaTest, EveryModeI32) { every_mode<std::int32_t>(stream_); }
+TEST_F(CudaTest, EveryModeI64) { every_mode<std::int64_t>(stream_); }
+TEST_F(CudaTest, LargeModesF64) { large_modes<double>(stream_); }
+TEST_F(CudaTest, LargeModesF32) { large_modes<float>(stream_); }
+TEST_F(CudaTest, LargeModesF16) { large_modes<f16>(stream_); }
+TEST_F(CudaTest, LargeModesBF16) { large_modes<bf16>(stream_); }
+TEST_F(CudaTest, LargeModesI32) { large_modes<std::int32_t>(stream_); }
+TEST_F(CudaTest, LargeModesI64) { large_modes<std::int64_t>(stream_); }
+
+// f32 plain, every size 2^0 .. 2^28, alternating in place and out of place.
+TEST_F(CudaTest, F32Sizes0To28) {
+  FWHT_TRACE_SEED();
+  auto rng = test_rng();
+  for (int L = 0; L <= 28; ++L)
+    ASSERT_NO_FATAL_FAILURE(check_case<float>({.n = std::int64_t{1} << L}, {}, L % 2 == 0, stream_, rng));
+}
+
+// One 2^30 f32 transform (4 GiB), in place; skipped when the device or host lacks the memory.
+TEST_F(CudaTest, F32Size2To30) {
+  std::size_t free_bytes = 0, total = 0;
+  CUDA_OK(cudaMemGetInfo(&free_bytes, &total));
+  if (free_bytes < (std::size_t{5} << 30)) GTEST_SKIP() << "needs 5 GiB of free device memory, have " << free_bytes;
+  FWHT_TRACE_SEED();
+  auto rng = test_rng();
+  check_case<float>({.n = std::int64_t{1} << 30}, {.normalization = Normalization::orthonormal}, true, stream_, rng);
+}
+
+// Batches x strides x distances (blocked and interleaved), in place and out of place.
+template <class T>
+void layouts(const std::vector<Options>& options, cudaStream_t stream) {
+  FWHT_TRACE_SEED();
+  auto rng = test_rng();
+  for (const Options& o : options)
+    for (int L : {0, 1, 3, 6, 12, 15, 19}) {
+      const std::int64_t n = std::int64_t{1} << L;
+      const std::vector<Shape> shapes = {
+          {.n = n, .batch = 3},                                    // back to back
+          {.n = n, .batch = 5, .stride = 1, .distance = n + 3},    // gaps, unaligned transforms
+          {.n = n, .batch = 3, .stride = 2, .distance = 2 * n + 1},  // strided
+          {.n = n, .batch = 4, .stride = 4, .distance = 1},        // interleaved
+          {.n = n, .batch = 2, .stride = 5, .distance = 2},        // interleaved with gaps
+      };
+      for (const Shape& s : shapes)
+        for (bool in_place : {false, true}) ASSERT_NO_FATAL_FAILURE(check_case<T>(s, o, in_place, stream, rng));
+    }
+}
+
+TEST_F(CudaTest, LayoutsF32) {
+  layouts<float>({{}, {.normalization = Normalization::inverse, .stabilization = Stabilization::neumaier},
+                  {.algorithm = Algorithm::alman_rao}}, stream_);
+}
+TEST_F(CudaTest, LayoutsF16) {
+  layouts<f16>({{.normalization = Normalization::orthonormal},
+                {.stabilization = Stabilization::kahan, .compute = Compute::storage}}, stream_);
+}
+TEST_F(CudaTest, LayoutsBF16) { layouts<bf16>({{.compute = Compute::storage}, {.algorithm = Algorithm::alman_rao}}, stream_); }
+TEST_F(CudaTest, LayoutsF64) { layouts<double>({{.stabilization = Stabilization::kahan}}, stream_); }
+TEST_F(CudaTest, LayoutsI64) { layouts<std::int64_t>({{.normalization = Normalization::inverse}}, stream_); }
+
+// Batched small transforms: many transforms per block, non-power-of-two batch counts.
+TEST_F(CudaTest, BatchedSmall) {
+  FWHT_TRACE_SEED();
+  auto rng = test_rng();
+  for (int L = 0; L <= 15; ++L) {
+    const Shape s{.n = std::int64_t{1} << L, .batch = (std::int64_t{1} << (20 - L)) + 3};
+    ASSERT_NO_FATAL_FAILURE(check_case<float>(s, {}, L % 2 == 1, stream_, rng));
+    ASSERT_NO_FATAL_FAILURE(check_case<bf16>(s, {.normalization = Normalization::orthonormal}, L % 2 == 0, stream_, rng));
+    ASSERT_NO_FATAL_FAILURE(check_case<f16>(s, {.stabilization = Stabilization::neumaier, .compute = Compute::storage},
+                                            L % 2 == 0, stream_, rng));
+  }
+}
+
+// A caller-owned workspace (poisoned before use) gives the same results as the plan's own.
+TEST_F(CudaTest, CallerWorkspace) {
+  FWHT_TRACE_SEED();
+  auto rng = test_rng();
+  for (int L : {15, 20}) {
+    const Shape s{.n = std::int64_t{1} << L, .batch = 2};
+    Plan probe(s, DType::f16, {.stabilization = Stabilization::neumaier}, Backend::cuda);
+    EXPECT_GT(probe.workspace_bytes(), 0u);  // float work buffer + error plane
+    ASSERT_NO_FATAL_FAILURE(check_case<f16>(s, {.stabilization = Stabilization::neumaier}, false, stream_, rng, true));
+    ASSERT_NO_FATAL_FAILURE(check_case<float>(s, {.stabilization = Stabilization::kahan}, true, stream_, rng, true));
+  }
+  // Plain f32 works in the output buffer: no workspace at all.
+  EXPECT_EQ(Plan({.n = 1 << 24}, DType::f32, {}, Backend::cuda).workspace_bytes(), 0u);
+}
+
+TEST_F(CudaTest, UnsupportedAndMisuse) {
+  EXPECT_THROW(Plan({.n = 1024}, DType::i32, {.check_overflow = true}, Backend::cuda), pagh::Error);
+  Plan plan({.n = 1024}, DType::f32, {}, Backend::cuda);
+  std::vector<float> x(1024);
+  EXPECT_THROW(plan.execute(x.data(), x.data()), pagh::Error);  // host execute on a CUDA plan
+  EXPECT_THROW(plan.execute(nullptr, nullptr, stream_), pagh::Error);
+}
+
+}  // namespace
+}  // namespace fwht::test
