@@ -1,0 +1,84 @@
+// The compressed product: d sketches c_t of length b of C = A B, with the hash tables that map an
+// entry (i, j) to its bucket h1(i) XOR h2(j). Every query reads the sketches; nothing ever
+// materializes the m x p product unless decompress() is asked for.
+#pragma once
+
+#include <Eigen/Dense>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "sketch/hashing.hpp"
+#include "sketch/params.hpp"
+
+namespace pagh {
+
+struct Entry {
+  std::int64_t row = 0, col = 0;
+  double value = 0;   // the estimate (median of the d single estimates)
+  double spread = 0;  // half the range of the d single estimates: a per-entry error bar
+};
+
+// Wall-clock times of compress(), in milliseconds, and how many k took each path.
+struct CompressTimings {
+  double hashing_ms = 0, sketching_ms = 0, inverse_ms = 0, total_ms = 0;
+  std::int64_t transformed_k = 0, direct_k = 0, empty_k = 0;
+};
+
+class CompressedProduct {
+ public:
+  // sketches: d * b values, sketch t at [t*b, (t+1)*b). Used by compress() and load().
+  CompressedProduct(std::int64_t rows, std::int64_t cols, std::int64_t inner, const SketchParams& params, HashTables tables,
+                    std::vector<double> sketches, CompressTimings timings = {});
+
+  std::int64_t rows() const { return rows_; }
+  std::int64_t cols() const { return cols_; }
+  std::int64_t inner() const { return inner_; }
+  std::int64_t buckets() const { return tables_.buckets; }
+  int repetitions() const { return tables_.repetitions; }
+  const SketchParams& params() const { return params_; }
+  const HashTables& tables() const { return tables_; }
+  const CompressTimings& timings() const { return timings_; }
+  std::span<const double> sketch(int t) const;
+
+  // Median of the d unbiased single estimates s1(i) s2(j) c_t[h1(i) XOR h2(j)]; for even d the
+  // mean of the two middle ones. Throws pagh::Error if (i, j) is out of range.
+  double estimate(std::int64_t i, std::int64_t j) const;
+  Entry entry(std::int64_t i, std::int64_t j) const;
+  // sqrt(mean_t sum_h c_t[h]^2): each sum is an unbiased estimate of ||AB||_F^2.
+  double frobenius_estimate() const { return frobenius_; }
+  // Standard deviation bound of one single estimate, ||AB||_F / sqrt(b), from the estimate above.
+  double sigma() const;
+
+  // The whole m x p estimate; throws pagh::Error if it would need more than max_bytes.
+  Eigen::MatrixXd decompress(std::size_t max_bytes = std::size_t{8} << 30) const;
+  // The k entries of largest |estimate| (ties: smaller row, then column), streaming over rows in
+  // parallel with O(k) memory per thread.
+  std::vector<Entry> top_k(std::size_t k) const;
+  // Entries with |estimate| >= threshold, in row-major order; throws pagh::Error if more than
+  // max_entries qualify (so a low threshold cannot exhaust memory).
+  std::vector<Entry> above(double threshold, std::size_t max_entries = std::size_t{1} << 26) const;
+
+  // Versioned binary file: header (dimensions, parameters, seed), the sketches, and a checksum;
+  // the hash tables are redrawn from the seed on load. Written atomically (temporary + rename).
+  void save(const std::string& path) const;
+  static CompressedProduct load(const std::string& path);
+
+ private:
+  // The d single estimates of row i against every column, written to out[t * cols + j].
+  void row_estimates(std::int64_t i, std::vector<double>& out) const;
+
+  std::int64_t rows_, cols_, inner_;
+  SketchParams params_;
+  HashTables tables_;
+  std::vector<double> sketches_;
+  CompressTimings timings_;
+  double frobenius_ = 0;
+};
+
+// Median of a small array (reorders it); the mean of the two middle values for even sizes.
+double median_of(std::span<double> values);
+
+}  // namespace pagh

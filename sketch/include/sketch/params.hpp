@@ -1,0 +1,33 @@
+// Parameters of Pagh's compressed product (DESIGN.md §1).
+#pragma once
+
+#include <cstdint>
+
+#include "fwht/options.hpp"
+
+namespace pagh {
+
+// When to add a k's outer product directly in the time domain instead of transforming it:
+// auto decides per k with a cost model; always/never force one path (tests use them).
+enum class HybridMode { automatic, always_direct, always_transform };
+
+struct SketchParams {
+  double pad = 8;                 // b = next power of two >= pad * max(m, p) (when buckets == 0)
+  std::int64_t buckets = 0;       // explicit sketch length b (a power of two), overrides pad
+  int repetitions = 3;            // d: independent sketches; estimates are their median
+  std::uint64_t seed = 1;         // cuRAND Philox4_32_10 seed of the hash tables (hashing.hpp)
+  // Storage of the transformed vectors: f32 by default (the estimator's own error dwarfs FP32
+  // rounding), f64 for exactness work, f16/bf16 for studies. Accumulation is in f64 for f64 and in
+  // f32 otherwise.
+  fwht::DType precision = fwht::DType::f32;
+  fwht::Stabilization stabilization = fwht::Stabilization::none;
+  fwht::Algorithm algorithm = fwht::Algorithm::folklore;
+  fwht::Compute compute = fwht::Compute::f32;  // f16/bf16 only, as in fwht::Options
+  int threads = 0;                // 0 = all hardware threads; results do not depend on it
+  HybridMode hybrid = HybridMode::automatic;
+};
+
+// The sketch length b for an m x p product; throws pagh::Error for invalid parameters.
+std::int64_t sketch_length(std::int64_t m, std::int64_t p, const SketchParams& params);
+
+}  // namespace pagh

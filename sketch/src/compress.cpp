@@ -1,0 +1,323 @@
+// The CPU compression engine: sign-scatter, FWHT, pointwise multiply-accumulate, one inverse.
+#include "sketch/compress.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "fwht/fwht.hpp"
+#include "pagh/error.hpp"
+
+namespace pagh {
+namespace {
+
+using index = std::int64_t;
+constexpr const char* kWhere = "pagh::compress";
+// k is split into this many ranges whatever the thread count, so that results never depend on it.
+constexpr index kPartitions = 16;
+// Pairs of vectors transformed per fwht batch: about 2 MiB of vectors per thread.
+constexpr index kBatchBytes = index{2} << 20;
+
+// Column k of A or row k of B, as (index, value) lists with zeros dropped: CSC of A, CSR of B.
+struct Lines {
+  std::vector<index> start{0};
+  std::vector<index> position;
+  std::vector<double> value;
+  index nnz(index k) const { return start[static_cast<std::size_t>(k + 1)] - start[static_cast<std::size_t>(k)]; }
+  void add(index pos, double v) {
+    if (v != 0) position.push_back(pos), value.push_back(v);
+  }
+  void close_line() { start.push_back(static_cast<index>(position.size())); }
+};
+
+template <class Dense>
+Lines columns_of(const Dense& M) {  // line k = column k
+  Lines lines;
+  for (index k = 0; k < M.cols(); ++k) {
+    for (index i = 0; i < M.rows(); ++i) lines.add(i, static_cast<double>(M(i, k)));
+    lines.close_line();
+  }
+  return lines;
+}
+
+template <class Dense>
+Lines rows_of(const Dense& M) {  // line k = row k; read column by column (contiguous), bucketed by row
+  Lines lines;
+  std::vector<index> count(static_cast<std::size_t>(M.rows()) + 1, 0);
+  for (index j = 0; j < M.cols(); ++j)
+    for (index k = 0; k < M.rows(); ++k) count[static_cast<std::size_t>(k) + 1] += M(k, j) != 0;
+  for (std::size_t k = 1; k < count.size(); ++k) count[k] += count[k - 1];
+  lines.start = count;
+  lines.position.resize(static_cast<std::size_t>(count.back()));
+  lines.value.resize(lines.position.size());
+  for (index j = 0; j < M.cols(); ++j)
+    for (index k = 0; k < M.rows(); ++k)
+      if (M(k, j) != 0) {
+        const auto at = static_cast<std::size_t>(count[static_cast<std::size_t>(k)]++);
+        lines.position[at] = j;
+        lines.value[at] = static_cast<double>(M(k, j));
+      }
+  return lines;
+}
+
+template <class Scalar>
+Lines columns_of_sparse(const Eigen::SparseMatrix<Scalar>& M) {
+  Lines lines;
+  for (index k = 0; k < M.outerSize(); ++k) {
+    for (typename Eigen::SparseMatrix<Scalar>::InnerIterator it(M, k); it; ++it) lines.add(it.row(), static_cast<double>(it.value()));
+    lines.close_line();
+  }
+  return lines;
+}
+
+template <class Scalar>
+Lines rows_of_sparse(const Eigen::SparseMatrix<Scalar>& M) {
+  const Eigen::SparseMatrix<Scalar, Eigen::RowMajor> R(M);
+  Lines lines;
+  for (index k = 0; k < R.outerSize(); ++k) {
+    for (typename Eigen::SparseMatrix<Scalar, Eigen::RowMajor>::InnerIterator it(R, k); it; ++it)
+      lines.add(it.col(), static_cast<double>(it.value()));
+    lines.close_line();
+  }
+  return lines;
+}
+
+void check_shapes(index m, index K, index K2, index p) {
+  if (K != K2)
+    throw Error(kWhere, "dimension mismatch: A is " + std::to_string(m) + " x " + std::to_string(K) + " but B is " +
+                            std::to_string(K2) + " x " + std::to_string(p) + " (cols(A) must equal rows(B))");
+}
+
+double elapsed_ms(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
+}
+
+// Two transforms of length b, plus the scatter and the multiply-accumulate, against the outer
+// product added bucket by bucket in the time domain (random access: weigh it 4x a vector op).
+bool take_direct_path(index nnz_a, index nnz_b, index b, HybridMode mode) {
+  if (mode == HybridMode::always_direct) return true;
+  if (mode == HybridMode::always_transform) return false;
+  const double transform_cost = static_cast<double>(b) * (std::bit_width(static_cast<std::uint64_t>(b)) + 4);
+  return 4.0 * static_cast<double>(nnz_a) * static_cast<double>(nnz_b) < transform_cost;
+}
+
+// The engine for one storage type T of the transformed vectors; Acc accumulates.
+template <class T>
+class Engine {
+  using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+ public:
+  Engine(const Lines& a, const Lines& b, index K, const SketchParams& params, index buckets,
+         const HashTables& tables)
+      : a_(a), b_(b), K_(K), params_(params), buckets_(buckets), tables_(tables), d_(params.repetitions) {
+    pairs_per_batch_ = std::clamp<index>(kBatchBytes / (2 * buckets * static_cast<index>(sizeof(T))), 1, 64);
+  }
+
+  // Returns d sketches c_t (time domain), and fills the path counters of timings.
+  std::vector<double> run(CompressTimings& timings) {
+    const index partitions = std::min<index>(K_, kPartitions);
+    const auto b = static_cast<std::size_t>(buckets_);
+    std::vector<std::vector<Acc>> spectra(static_cast<std::size_t>(partitions));
+    std::vector<std::vector<double>> direct(static_cast<std::size_t>(partitions));
+    std::vector<char> use_direct(static_cast<std::size_t>(K_));
+    for (index k = 0; k < K_; ++k) {
+      const index na = a_.nnz(k), nb = b_.nnz(k);
+      if (na == 0 || nb == 0) {
+        ++timings.empty_k;
+        continue;
+      }
+      use_direct[static_cast<std::size_t>(k)] = take_direct_path(na, nb, buckets_, params_.hybrid);
+      ++(use_direct[static_cast<std::size_t>(k)] ? timings.direct_k : timings.transformed_k);
+    }
+
+    const int threads = params_.threads > 0 ? params_.threads : omp_get_max_threads();
+    const auto start = std::chrono::steady_clock::now();
+    std::string failure;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1)
+    for (index s = 0; s < partitions; ++s) {
+      try {
+        const index k_begin = K_ * s / partitions, k_end = K_ * (s + 1) / partitions;
+        sketch_range(k_begin, k_end, use_direct, spectra[static_cast<std::size_t>(s)], direct[static_cast<std::size_t>(s)]);
+      } catch (const std::exception& e) {
+#pragma omp critical(pagh_compress_failure)
+        failure = e.what();
+      }
+    }
+    if (!failure.empty()) throw Error(kWhere, failure);
+    timings.sketching_ms = elapsed_ms(start);
+
+    // Sum the partitions in order, then one inverse transform per repetition: c_t = H P_t / b.
+    const auto inverse_start = std::chrono::steady_clock::now();
+    std::vector<Acc> spectrum(b * static_cast<std::size_t>(d_), Acc{0});
+    std::vector<double> sketches(b * static_cast<std::size_t>(d_), 0.0);
+    for (index s = 0; s < partitions; ++s) {
+      const auto& part = spectra[static_cast<std::size_t>(s)];
+      if (!part.empty())
+        for (std::size_t h = 0; h < part.size(); ++h) spectrum[h] += part[h];
+      const auto& time_part = direct[static_cast<std::size_t>(s)];
+      if (!time_part.empty())
+        for (std::size_t h = 0; h < time_part.size(); ++h) sketches[h] += time_part[h];
+    }
+    fwht::Plan inverse({.n = buckets_, .batch = d_}, fwht::dtype_of<Acc>(),
+                       {.normalization = fwht::Normalization::inverse, .stabilization = params_.stabilization,
+                        .algorithm = params_.algorithm, .threads = threads});
+    inverse.execute(std::span<Acc>(spectrum));
+    for (std::size_t h = 0; h < sketches.size(); ++h) sketches[h] += static_cast<double>(spectrum[h]);
+    timings.inverse_ms = elapsed_ms(inverse_start);
+    return sketches;
+  }
+
+ private:
+  // Inner indices [k_begin, k_end): spectra += sum_k (H a_k) . (H b_k), direct += thin outer products.
+  void sketch_range(index k_begin, index k_end, const std::vector<char>& use_direct, std::vector<Acc>& spectrum,
+                    std::vector<double>& direct) {
+    const auto b = static_cast<std::size_t>(buckets_);
+    fwht::Options options{.stabilization = params_.stabilization, .algorithm = params_.algorithm, .compute = params_.compute, .threads = 1};
+    fwht::Plan plan({.n = buckets_, .batch = 2 * pairs_per_batch_}, fwht::dtype_of<T>(), options);
+    std::vector<T> vectors(2 * static_cast<std::size_t>(pairs_per_batch_) * b);
+    std::vector<Acc> scatter(b);
+    std::vector<index> pending;  // the k whose vectors are in `vectors`
+    for (int t = 0; t < d_; ++t) {
+      for (index k = k_begin; k < k_end; ++k) {
+        if (a_.nnz(k) == 0 || b_.nnz(k) == 0) continue;
+        if (use_direct[static_cast<std::size_t>(k)]) {
+          if (direct.empty()) direct.assign(b * static_cast<std::size_t>(d_), 0.0);
+          add_outer_product(t, k, direct.data() + static_cast<std::size_t>(t) * b);
+          continue;
+        }
+        const auto slot = static_cast<std::size_t>(pending.size());
+        scatter_line(a_, k, t, /*is_a=*/true, scatter, vectors.data() + 2 * slot * b);
+        scatter_line(b_, k, t, /*is_a=*/false, scatter, vectors.data() + (2 * slot + 1) * b);
+        pending.push_back(k);
+        if (static_cast<index>(pending.size()) == pairs_per_batch_) flush(plan, vectors, pending, t, spectrum);
+      }
+      flush(plan, vectors, pending, t, spectrum);
+    }
+  }
+
+  // x[h1(i)] += s1(i) A_ik (or x[h2(j)] += s2(j) B_kj), summed in Acc, stored as T.
+  void scatter_line(const Lines& lines, index k, int t, bool is_a, std::vector<Acc>& scatter, T* out) const {
+    std::fill(scatter.begin(), scatter.end(), Acc{0});
+    for (index e = lines.start[static_cast<std::size_t>(k)]; e < lines.start[static_cast<std::size_t>(k + 1)]; ++e) {
+      const index pos = lines.position[static_cast<std::size_t>(e)];
+      const double v = lines.value[static_cast<std::size_t>(e)];
+      const auto h = is_a ? tables_.h1(t, pos) : tables_.h2(t, pos);
+      const int s = is_a ? tables_.s1(t, pos) : tables_.s2(t, pos);
+      scatter[h] += static_cast<Acc>(s < 0 ? -v : v);
+    }
+    for (std::size_t h = 0; h < scatter.size(); ++h) out[h] = T(scatter[h]);
+  }
+
+  void flush(fwht::Plan& plan, std::vector<T>& vectors, std::vector<index>& pending, int t, std::vector<Acc>& spectrum) {
+    if (pending.empty()) return;
+    const auto b = static_cast<std::size_t>(buckets_);
+    if (spectrum.empty()) spectrum.assign(b * static_cast<std::size_t>(d_), Acc{0});
+    // Unused slots of a partial batch are transformed too (cheap, and they hold finite old data).
+    plan.execute(std::span<T>(vectors));
+    Acc* P = spectrum.data() + static_cast<std::size_t>(t) * b;
+    for (std::size_t slot = 0; slot < pending.size(); ++slot) {
+      const T* ha = vectors.data() + 2 * slot * b;
+      const T* hb = ha + b;
+      for (std::size_t h = 0; h < b; ++h) P[h] += to_acc(ha[h]) * to_acc(hb[h]);
+    }
+    pending.clear();
+  }
+
+  static Acc to_acc(T v) {
+    if constexpr (std::is_same_v<T, fwht::f16> || std::is_same_v<T, fwht::bf16>)
+      return static_cast<float>(v);
+    else
+      return static_cast<Acc>(v);
+  }
+
+  // c_t[h1(i) XOR h2(j)] += s1(i) s2(j) A_ik B_kj for the nonzeros of column k of A and row k of B.
+  void add_outer_product(int t, index k, double* c) const {
+    for (index ea = a_.start[static_cast<std::size_t>(k)]; ea < a_.start[static_cast<std::size_t>(k + 1)]; ++ea) {
+      const index i = a_.position[static_cast<std::size_t>(ea)];
+      const double ai = tables_.s1(t, i) * a_.value[static_cast<std::size_t>(ea)];
+      const std::uint32_t hi = tables_.h1(t, i);
+      for (index eb = b_.start[static_cast<std::size_t>(k)]; eb < b_.start[static_cast<std::size_t>(k + 1)]; ++eb) {
+        const index j = b_.position[static_cast<std::size_t>(eb)];
+        c[hi ^ tables_.h2(t, j)] += ai * (tables_.s2(t, j) * b_.value[static_cast<std::size_t>(eb)]);
+      }
+    }
+  }
+
+  const Lines& a_;
+  const Lines& b_;
+  index K_;
+  SketchParams params_;
+  index buckets_;
+  const HashTables& tables_;
+  int d_;
+  index pairs_per_batch_ = 1;
+};
+
+CompressedProduct compress_lines(const Lines& a, const Lines& b, index m, index p, index K, const SketchParams& params) {
+  const auto start = std::chrono::steady_clock::now();
+  const index buckets = sketch_length(m, p, params);
+  if (params.repetitions < 1) throw Error(kWhere, "repetitions = " + std::to_string(params.repetitions) + " must be at least 1");
+  if (params.threads < 0) throw Error(kWhere, "threads = " + std::to_string(params.threads) + " is negative");
+  if (fwht::is_integer(params.precision))
+    throw Error(kWhere, "precision " + std::string(fwht::to_string(params.precision)) + " is not supported (use f64, f32, f16 or bf16)");
+  // Validate the FWHT options once, with a clear message, before any work.
+  fwht::Plan({.n = buckets}, params.precision,
+             {.stabilization = params.stabilization, .algorithm = params.algorithm, .compute = params.compute, .threads = 1});
+
+  CompressTimings timings;
+  const auto hash_start = std::chrono::steady_clock::now();
+  HashTables tables = draw_hash_tables(params.seed, params.repetitions, m, p, buckets);
+  timings.hashing_ms = elapsed_ms(hash_start);
+  std::vector<double> sketches;
+  switch (params.precision) {
+    case fwht::DType::f64: sketches = Engine<double>(a, b, K, params, buckets, tables).run(timings); break;
+    case fwht::DType::f32: sketches = Engine<float>(a, b, K, params, buckets, tables).run(timings); break;
+    case fwht::DType::f16: sketches = Engine<fwht::f16>(a, b, K, params, buckets, tables).run(timings); break;
+    case fwht::DType::bf16: sketches = Engine<fwht::bf16>(a, b, K, params, buckets, tables).run(timings); break;
+    default: break;
+  }
+  timings.total_ms = elapsed_ms(start);
+  return CompressedProduct(m, p, K, params, std::move(tables), std::move(sketches), timings);
+}
+
+}  // namespace
+
+std::int64_t sketch_length(std::int64_t m, std::int64_t p, const SketchParams& params) {
+  if (m < 0 || p < 0) throw Error("pagh::sketch_length", "negative dimensions");
+  if (params.buckets != 0) {
+    if (!fwht::is_power_of_two(params.buckets) || params.buckets > (std::int64_t{1} << 32))
+      throw Error("pagh::sketch_length", "buckets = " + std::to_string(params.buckets) + " is not a power of two <= 2^32");
+    return params.buckets;
+  }
+  if (!(params.pad > 0) || !std::isfinite(params.pad))
+    throw Error("pagh::sketch_length", "pad = " + std::to_string(params.pad) + " must be positive");
+  const double want = std::max(1.0, std::ceil(params.pad * static_cast<double>(std::max(m, p))));
+  if (want > 4294967296.0)
+    throw Error("pagh::sketch_length", "pad * max(m, p) = " + std::to_string(want) + " exceeds the largest sketch, 2^32");
+  return static_cast<std::int64_t>(std::bit_ceil(static_cast<std::uint64_t>(want)));
+}
+
+CompressedProduct compress(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B, const SketchParams& params) {
+  check_shapes(A.rows(), A.cols(), B.rows(), B.cols());
+  return compress_lines(columns_of(A), rows_of(B), A.rows(), B.cols(), A.cols(), params);
+}
+CompressedProduct compress(const Eigen::MatrixXf& A, const Eigen::MatrixXf& B, const SketchParams& params) {
+  check_shapes(A.rows(), A.cols(), B.rows(), B.cols());
+  return compress_lines(columns_of(A), rows_of(B), A.rows(), B.cols(), A.cols(), params);
+}
+CompressedProduct compress(const Eigen::SparseMatrix<double>& A, const Eigen::SparseMatrix<double>& B, const SketchParams& params) {
+  check_shapes(A.rows(), A.cols(), B.rows(), B.cols());
+  return compress_lines(columns_of_sparse(A), rows_of_sparse(B), A.rows(), B.cols(), A.cols(), params);
+}
+CompressedProduct compress(const Eigen::SparseMatrix<float>& A, const Eigen::SparseMatrix<float>& B, const SketchParams& params) {
+  check_shapes(A.rows(), A.cols(), B.rows(), B.cols());
+  return compress_lines(columns_of_sparse(A), rows_of_sparse(B), A.rows(), B.cols(), A.cols(), params);
+}
+
+}  // namespace pagh

@@ -1,0 +1,69 @@
+// Hash tables from the cuRAND host generator (see hashing.hpp for the exact mapping).
+#include "sketch/hashing.hpp"
+
+#include <curand.h>
+
+#include <bit>
+#include <memory>
+#include <string>
+
+#include "fwht/options.hpp"
+#include "pagh/error.hpp"
+
+namespace pagh {
+namespace {
+
+void check(curandStatus_t status, const char* call) {
+  if (status != CURAND_STATUS_SUCCESS)
+    throw Error("pagh::draw_hash_tables", std::string(call) + " failed with cuRAND status " + std::to_string(status));
+}
+
+struct GeneratorDeleter {
+  void operator()(curandGenerator_t g) const { curandDestroyGenerator(g); }
+};
+
+}  // namespace
+
+HashTables draw_hash_tables(std::uint64_t seed, int repetitions, std::int64_t m, std::int64_t p, std::int64_t buckets) {
+  if (!fwht::is_power_of_two(buckets) || buckets > (std::int64_t{1} << 32))
+    throw Error("pagh::draw_hash_tables", "sketch length " + std::to_string(buckets) + " is not a power of two <= 2^32");
+  if (repetitions < 1 || m < 0 || p < 0) throw Error("pagh::draw_hash_tables", "invalid dimensions or repetitions");
+  HashTables tables;
+  tables.m = m, tables.p = p, tables.buckets = buckets, tables.repetitions = repetitions;
+  const auto rep_words = static_cast<std::size_t>(2 * (m + p));
+  tables.bucket_a.resize(static_cast<std::size_t>(repetitions * m));
+  tables.sign_a.resize(tables.bucket_a.size());
+  tables.bucket_b.resize(static_cast<std::size_t>(repetitions * p));
+  tables.sign_b.resize(tables.bucket_b.size());
+  if (rep_words == 0) return tables;
+
+  // Creating a host generator costs milliseconds; each thread keeps one and reseeds it (setting the
+  // seed resets the generator's state and offset).
+  thread_local std::unique_ptr<std::remove_pointer_t<curandGenerator_t>, GeneratorDeleter> generator;
+  if (!generator) {
+    curandGenerator_t created = nullptr;
+    check(curandCreateGeneratorHost(&created, CURAND_RNG_PSEUDO_PHILOX4_32_10), "curandCreateGeneratorHost");
+    generator.reset(created);
+  }
+  curandGenerator_t raw = generator.get();
+  check(curandSetPseudoRandomGeneratorSeed(raw, seed), "curandSetPseudoRandomGeneratorSeed");
+  const int log2b = std::countr_zero(static_cast<std::uint64_t>(buckets));
+  std::vector<std::uint32_t> words(rep_words);
+  for (int t = 0; t < repetitions; ++t) {
+    check(curandSetGeneratorOffset(raw, static_cast<unsigned long long>(t) * rep_words), "curandSetGeneratorOffset");
+    check(curandGenerate(raw, words.data(), words.size()), "curandGenerate");
+    auto bucket = [log2b](std::uint32_t u) { return log2b == 0 ? 0u : static_cast<std::uint32_t>(u >> (32 - log2b)); };
+    auto sign = [](std::uint32_t u) { return static_cast<std::int8_t>((u >> 31) ? -1 : 1); };
+    for (std::int64_t i = 0; i < m; ++i) {
+      tables.bucket_a[static_cast<std::size_t>(t * m + i)] = bucket(words[static_cast<std::size_t>(i)]);
+      tables.sign_a[static_cast<std::size_t>(t * m + i)] = sign(words[static_cast<std::size_t>(m + i)]);
+    }
+    for (std::int64_t j = 0; j < p; ++j) {
+      tables.bucket_b[static_cast<std::size_t>(t * p + j)] = bucket(words[static_cast<std::size_t>(2 * m + j)]);
+      tables.sign_b[static_cast<std::size_t>(t * p + j)] = sign(words[static_cast<std::size_t>(2 * m + p + j)]);
+    }
+  }
+  return tables;
+}
+
+}  // namespace pagh

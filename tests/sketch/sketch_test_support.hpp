@@ -1,0 +1,43 @@
+// Shared helpers of the sketch tests.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <Eigen/Dense>
+#include <Eigen/SparseCore>
+#include <random>
+
+#include "sketch/compress.hpp"
+#include "sketch/verify.hpp"
+
+namespace pagh::test {
+
+// A sparse integer pair whose product has few nonzeros: `pairs` inner indices each link one row of
+// A to one or two columns of B; other inner indices carry entries that cancel nowhere but are zero
+// on the other side (they add nothing to AB).
+inline std::pair<Eigen::MatrixXd, Eigen::MatrixXd> sparse_integer_pair(int m, int K, int p, int pairs, std::mt19937_64& rng) {
+  Eigen::MatrixXd A = Eigen::MatrixXd::Zero(m, K), B = Eigen::MatrixXd::Zero(K, p);
+  std::uniform_int_distribution<int> row(0, m - 1), col(0, p - 1), value(-9, 9);
+  auto nonzero = [&] {
+    int v = 0;
+    while (v == 0) v = value(rng);
+    return double(v);
+  };
+  for (int k = 0; k < pairs && k < K; ++k) {
+    A(row(rng), k) = nonzero();
+    B(k, col(rng)) = nonzero();
+    if (k % 2) B(k, col(rng)) = nonzero();
+  }
+  for (int k = pairs; k < K; ++k) A(row(rng), k) = nonzero();  // B's row k is zero: no contribution
+  return {A, B};
+}
+
+inline Eigen::MatrixXd gaussian(int rows, int cols, std::mt19937_64& rng, double scale = 1.0) {
+  std::normal_distribution<double> normal(0.0, scale);
+  Eigen::MatrixXd M(rows, cols);
+  for (Eigen::Index j = 0; j < M.cols(); ++j)
+    for (Eigen::Index i = 0; i < M.rows(); ++i) M(i, j) = normal(rng);
+  return M;
+}
+
+}  // namespace pagh::test
