@@ -24,68 +24,83 @@ constexpr index kPartitions = 16;
 // Pairs of vectors transformed per fwht batch: about 2 MiB of vectors per thread.
 constexpr index kBatchBytes = index{2} << 20;
 
-// Column k of A or row k of B, as (index, value) lists with zeros dropped: CSC of A, CSR of B.
-struct Lines {
+// Line k is column k of A or row k of B. Two sources: sparse (index, value) lists (CSC of A, CSR
+// of B) and dense contiguous vectors (A's columns in place; B transposed once so its rows are
+// contiguous). Zeros are skipped when scattering; nnz(k) counts the nonzeros.
+struct SparseLines {
   std::vector<index> start{0};
   std::vector<index> position;
   std::vector<double> value;
   index nnz(index k) const { return start[static_cast<std::size_t>(k + 1)] - start[static_cast<std::size_t>(k)]; }
-  void add(index pos, double v) {
-    if (v != 0) position.push_back(pos), value.push_back(v);
+  template <class F>
+  void for_each(index k, F&& f) const {
+    for (index e = start[static_cast<std::size_t>(k)]; e < start[static_cast<std::size_t>(k + 1)]; ++e)
+      f(position[static_cast<std::size_t>(e)], value[static_cast<std::size_t>(e)]);
   }
-  void close_line() { start.push_back(static_cast<index>(position.size())); }
 };
 
-template <class Dense>
-Lines columns_of(const Dense& M) {  // line k = column k
-  Lines lines;
-  for (index k = 0; k < M.cols(); ++k) {
-    for (index i = 0; i < M.rows(); ++i) lines.add(i, static_cast<double>(M(i, k)));
-    lines.close_line();
-  }
-  return lines;
-}
+template <class Scalar>
+struct DenseLines {
+  const Scalar* data = nullptr;  // line k at data[k * length, (k+1) * length)
+  index length = 0;
+  std::vector<index> nonzeros;   // per line
+  Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic> owned;  // B^T when the source is B
 
-template <class Dense>
-Lines rows_of(const Dense& M) {  // line k = row k; read column by column (contiguous), bucketed by row
-  Lines lines;
-  std::vector<index> count(static_cast<std::size_t>(M.rows()) + 1, 0);
-  for (index j = 0; j < M.cols(); ++j)
-    for (index k = 0; k < M.rows(); ++k) count[static_cast<std::size_t>(k) + 1] += M(k, j) != 0;
-  for (std::size_t k = 1; k < count.size(); ++k) count[k] += count[k - 1];
-  lines.start = count;
-  lines.position.resize(static_cast<std::size_t>(count.back()));
-  lines.value.resize(lines.position.size());
-  for (index j = 0; j < M.cols(); ++j)
-    for (index k = 0; k < M.rows(); ++k)
-      if (M(k, j) != 0) {
-        const auto at = static_cast<std::size_t>(count[static_cast<std::size_t>(k)]++);
-        lines.position[at] = j;
-        lines.value[at] = static_cast<double>(M(k, j));
-      }
+  void count(index lines) {
+    nonzeros.resize(static_cast<std::size_t>(lines));
+    for (index k = 0; k < lines; ++k) {
+      index c = 0;
+      for (index i = 0; i < length; ++i) c += data[k * length + i] != 0;
+      nonzeros[static_cast<std::size_t>(k)] = c;
+    }
+  }
+  index nnz(index k) const { return nonzeros[static_cast<std::size_t>(k)]; }
+  template <class F>
+  void for_each(index k, F&& f) const {
+    const Scalar* line = data + k * length;
+    for (index i = 0; i < length; ++i)
+      if (line[i] != 0) f(i, static_cast<double>(line[i]));
+  }
+};
+
+template <class Scalar>
+DenseLines<Scalar> columns_of(const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>& M) {
+  DenseLines<Scalar> lines;
+  lines.data = M.data(), lines.length = M.rows();
+  lines.count(M.cols());
   return lines;
 }
 
 template <class Scalar>
-Lines columns_of_sparse(const Eigen::SparseMatrix<Scalar>& M) {
-  Lines lines;
+DenseLines<Scalar> rows_of(const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>& M) {
+  DenseLines<Scalar> lines;
+  lines.owned = M.transpose();
+  lines.data = lines.owned.data(), lines.length = M.cols();
+  lines.count(M.rows());
+  return lines;
+}
+
+template <class Scalar, int Order>
+SparseLines lines_of_sparse(const Eigen::SparseMatrix<Scalar, Order>& M) {  // outer index = line
+  SparseLines lines;
+  lines.position.reserve(static_cast<std::size_t>(M.nonZeros()));
+  lines.value.reserve(static_cast<std::size_t>(M.nonZeros()));
   for (index k = 0; k < M.outerSize(); ++k) {
-    for (typename Eigen::SparseMatrix<Scalar>::InnerIterator it(M, k); it; ++it) lines.add(it.row(), static_cast<double>(it.value()));
-    lines.close_line();
+    for (typename Eigen::SparseMatrix<Scalar, Order>::InnerIterator it(M, k); it; ++it)
+      if (it.value() != Scalar(0)) lines.position.push_back(it.index()), lines.value.push_back(static_cast<double>(it.value()));
+    lines.start.push_back(static_cast<index>(lines.position.size()));
   }
   return lines;
 }
 
 template <class Scalar>
-Lines rows_of_sparse(const Eigen::SparseMatrix<Scalar>& M) {
-  const Eigen::SparseMatrix<Scalar, Eigen::RowMajor> R(M);
-  Lines lines;
-  for (index k = 0; k < R.outerSize(); ++k) {
-    for (typename Eigen::SparseMatrix<Scalar, Eigen::RowMajor>::InnerIterator it(R, k); it; ++it)
-      lines.add(it.col(), static_cast<double>(it.value()));
-    lines.close_line();
-  }
-  return lines;
+SparseLines columns_of_sparse(const Eigen::SparseMatrix<Scalar>& M) {
+  return lines_of_sparse(M);
+}
+
+template <class Scalar>
+SparseLines rows_of_sparse(const Eigen::SparseMatrix<Scalar>& M) {
+  return lines_of_sparse(Eigen::SparseMatrix<Scalar, Eigen::RowMajor>(M));
 }
 
 void check_shapes(index m, index K, index K2, index p) {
@@ -108,12 +123,12 @@ bool take_direct_path(index nnz_a, index nnz_b, index b, HybridMode mode) {
 }
 
 // The engine for one storage type T of the transformed vectors; Acc accumulates.
-template <class T>
+template <class T, class LinesA, class LinesB>
 class Engine {
   using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
  public:
-  Engine(const Lines& a, const Lines& b, index K, const SketchParams& params, index buckets,
+  Engine(const LinesA& a, const LinesB& b, index K, const SketchParams& params, index buckets,
          const HashTables& tables)
       : a_(a), b_(b), K_(K), params_(params), buckets_(buckets), tables_(tables), d_(params.repetitions) {
     pairs_per_batch_ = std::clamp<index>(kBatchBytes / (2 * buckets * static_cast<index>(sizeof(T))), 1, 64);
@@ -192,8 +207,8 @@ class Engine {
           continue;
         }
         const auto slot = static_cast<std::size_t>(pending.size());
-        scatter_line(a_, k, t, /*is_a=*/true, scatter, vectors.data() + 2 * slot * b);
-        scatter_line(b_, k, t, /*is_a=*/false, scatter, vectors.data() + (2 * slot + 1) * b);
+        scatter_line<true>(a_, k, t, scatter, vectors.data() + 2 * slot * b);
+        scatter_line<false>(b_, k, t, scatter, vectors.data() + (2 * slot + 1) * b);
         pending.push_back(k);
         if (static_cast<index>(pending.size()) == pairs_per_batch_) flush(plan, vectors, pending, t, spectrum);
       }
@@ -202,15 +217,14 @@ class Engine {
   }
 
   // x[h1(i)] += s1(i) A_ik (or x[h2(j)] += s2(j) B_kj), summed in Acc, stored as T.
-  void scatter_line(const Lines& lines, index k, int t, bool is_a, std::vector<Acc>& scatter, T* out) const {
+  template <bool kIsA, class Lines>
+  void scatter_line(const Lines& lines, index k, int t, std::vector<Acc>& scatter, T* out) const {
     std::fill(scatter.begin(), scatter.end(), Acc{0});
-    for (index e = lines.start[static_cast<std::size_t>(k)]; e < lines.start[static_cast<std::size_t>(k + 1)]; ++e) {
-      const index pos = lines.position[static_cast<std::size_t>(e)];
-      const double v = lines.value[static_cast<std::size_t>(e)];
-      const auto h = is_a ? tables_.h1(t, pos) : tables_.h2(t, pos);
-      const int s = is_a ? tables_.s1(t, pos) : tables_.s2(t, pos);
+    lines.for_each(k, [&](index pos, double v) {
+      const auto h = kIsA ? tables_.h1(t, pos) : tables_.h2(t, pos);
+      const int s = kIsA ? tables_.s1(t, pos) : tables_.s2(t, pos);
       scatter[h] += static_cast<Acc>(s < 0 ? -v : v);
-    }
+    });
     for (std::size_t h = 0; h < scatter.size(); ++h) out[h] = T(scatter[h]);
   }
 
@@ -238,19 +252,15 @@ class Engine {
 
   // c_t[h1(i) XOR h2(j)] += s1(i) s2(j) A_ik B_kj for the nonzeros of column k of A and row k of B.
   void add_outer_product(int t, index k, double* c) const {
-    for (index ea = a_.start[static_cast<std::size_t>(k)]; ea < a_.start[static_cast<std::size_t>(k + 1)]; ++ea) {
-      const index i = a_.position[static_cast<std::size_t>(ea)];
-      const double ai = tables_.s1(t, i) * a_.value[static_cast<std::size_t>(ea)];
+    a_.for_each(k, [&](index i, double a) {
+      const double ai = tables_.s1(t, i) * a;
       const std::uint32_t hi = tables_.h1(t, i);
-      for (index eb = b_.start[static_cast<std::size_t>(k)]; eb < b_.start[static_cast<std::size_t>(k + 1)]; ++eb) {
-        const index j = b_.position[static_cast<std::size_t>(eb)];
-        c[hi ^ tables_.h2(t, j)] += ai * (tables_.s2(t, j) * b_.value[static_cast<std::size_t>(eb)]);
-      }
-    }
+      b_.for_each(k, [&](index j, double b) { c[hi ^ tables_.h2(t, j)] += ai * (tables_.s2(t, j) * b); });
+    });
   }
 
-  const Lines& a_;
-  const Lines& b_;
+  const LinesA& a_;
+  const LinesB& b_;
   index K_;
   SketchParams params_;
   index buckets_;
@@ -259,8 +269,9 @@ class Engine {
   index pairs_per_batch_ = 1;
 };
 
-CompressedProduct compress_lines(const Lines& a, const Lines& b, index m, index p, index K, const SketchParams& params) {
-  const auto start = std::chrono::steady_clock::now();
+template <class LinesA, class LinesB>
+CompressedProduct compress_lines(const LinesA& a, const LinesB& b, index m, index p, index K, const SketchParams& params,
+                                 std::chrono::steady_clock::time_point start) {
   const index buckets = sketch_length(m, p, params);
   if (params.repetitions < 1) throw Error(kWhere, "repetitions = " + std::to_string(params.repetitions) + " must be at least 1");
   if (params.threads < 0) throw Error(kWhere, "threads = " + std::to_string(params.threads) + " is negative");
@@ -276,10 +287,10 @@ CompressedProduct compress_lines(const Lines& a, const Lines& b, index m, index 
   timings.hashing_ms = elapsed_ms(hash_start);
   std::vector<double> sketches;
   switch (params.precision) {
-    case fwht::DType::f64: sketches = Engine<double>(a, b, K, params, buckets, tables).run(timings); break;
-    case fwht::DType::f32: sketches = Engine<float>(a, b, K, params, buckets, tables).run(timings); break;
-    case fwht::DType::f16: sketches = Engine<fwht::f16>(a, b, K, params, buckets, tables).run(timings); break;
-    case fwht::DType::bf16: sketches = Engine<fwht::bf16>(a, b, K, params, buckets, tables).run(timings); break;
+    case fwht::DType::f64: sketches = Engine<double, LinesA, LinesB>(a, b, K, params, buckets, tables).run(timings); break;
+    case fwht::DType::f32: sketches = Engine<float, LinesA, LinesB>(a, b, K, params, buckets, tables).run(timings); break;
+    case fwht::DType::f16: sketches = Engine<fwht::f16, LinesA, LinesB>(a, b, K, params, buckets, tables).run(timings); break;
+    case fwht::DType::bf16: sketches = Engine<fwht::bf16, LinesA, LinesB>(a, b, K, params, buckets, tables).run(timings); break;
     default: break;
   }
   timings.total_ms = elapsed_ms(start);
@@ -303,21 +314,26 @@ std::int64_t sketch_length(std::int64_t m, std::int64_t p, const SketchParams& p
   return static_cast<std::int64_t>(std::bit_ceil(static_cast<std::uint64_t>(want)));
 }
 
+// The timed region starts before the inputs are arranged into lines: that is part of the cost.
 CompressedProduct compress(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B, const SketchParams& params) {
+  const auto start = std::chrono::steady_clock::now();
   check_shapes(A.rows(), A.cols(), B.rows(), B.cols());
-  return compress_lines(columns_of(A), rows_of(B), A.rows(), B.cols(), A.cols(), params);
+  return compress_lines(columns_of(A), rows_of(B), A.rows(), B.cols(), A.cols(), params, start);
 }
 CompressedProduct compress(const Eigen::MatrixXf& A, const Eigen::MatrixXf& B, const SketchParams& params) {
+  const auto start = std::chrono::steady_clock::now();
   check_shapes(A.rows(), A.cols(), B.rows(), B.cols());
-  return compress_lines(columns_of(A), rows_of(B), A.rows(), B.cols(), A.cols(), params);
+  return compress_lines(columns_of(A), rows_of(B), A.rows(), B.cols(), A.cols(), params, start);
 }
 CompressedProduct compress(const Eigen::SparseMatrix<double>& A, const Eigen::SparseMatrix<double>& B, const SketchParams& params) {
+  const auto start = std::chrono::steady_clock::now();
   check_shapes(A.rows(), A.cols(), B.rows(), B.cols());
-  return compress_lines(columns_of_sparse(A), rows_of_sparse(B), A.rows(), B.cols(), A.cols(), params);
+  return compress_lines(columns_of_sparse(A), rows_of_sparse(B), A.rows(), B.cols(), A.cols(), params, start);
 }
 CompressedProduct compress(const Eigen::SparseMatrix<float>& A, const Eigen::SparseMatrix<float>& B, const SketchParams& params) {
+  const auto start = std::chrono::steady_clock::now();
   check_shapes(A.rows(), A.cols(), B.rows(), B.cols());
-  return compress_lines(columns_of_sparse(A), rows_of_sparse(B), A.rows(), B.cols(), A.cols(), params);
+  return compress_lines(columns_of_sparse(A), rows_of_sparse(B), A.rows(), B.cols(), A.cols(), params, start);
 }
 
 }  // namespace pagh
