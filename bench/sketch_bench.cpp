@@ -1,0 +1,162 @@
+// sketch_bench: the compressed product against Eigen's exact product on the same machine.
+//
+//   sketch_bench --workload dense --n 1024,2048,4096 --d 1 --precision f64 --threads 1 --format json
+//
+// Workloads (matrix_io/synthetic.hpp): dense (Gaussian with planted large entries, n x n x n),
+// sparse (sparse_product, 4 nonzeros per row of A and per column of B), lowrank (low rank plus
+// sparse), covariance (X^T X with correlated feature pairs; n features, 2n samples). For each it
+// prints the sketch time (median of --reps), the exact product's time (Eigen, same thread count),
+// their ratio, and the accuracy metrics of pagh::verify beside them.
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <cmath>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "matrix_io/synthetic.hpp"
+#include "sketch/compress.hpp"
+#include "sketch/verify.hpp"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: sketch_bench [--workload dense|sparse|lowrank|covariance] [--n N1,N2,...] [--d D]\n"
+    "                    [--pad P] [--precision f64|f32|f16|bf16] [--threads T] [--reps R]\n"
+    "                    [--exact yes|no] [--top K] [--format text|json]\n";
+
+[[noreturn]] void usage_error(const std::string& why) {
+  std::fprintf(stderr, "sketch_bench: %s\n%s", why.c_str(), kUsage);
+  std::exit(64);
+}
+
+struct Workload {
+  Eigen::MatrixXd a, b;                      // dense workloads
+  Eigen::SparseMatrix<double> sa, sb;        // sparse workload
+  bool sparse = false;
+  std::size_t planted = 10;
+};
+
+Workload make(const std::string& kind, std::int64_t n) {
+  namespace mio = pagh::matrix_io;
+  Workload w;
+  if (kind == "dense") {
+    // Planted entries of 8 sigma: a single estimate's noise is ||AB||_F / sqrt(b), and the Gaussian
+    // background has ||AB||_F ~ n^1.5 with b = 8n, so the entries must grow like n to stay visible.
+    const double sigma = std::pow(static_cast<double>(n), 1.5) / std::sqrt(8.0 * static_cast<double>(n));
+    auto pair = mio::planted_dense({.m = n, .k = n, .p = n, .seed = 1, .planted = 10, .planted_value = 8 * sigma});
+    w.a = std::move(pair.a), w.b = std::move(pair.b), w.planted = pair.planted.size();
+  } else if (kind == "sparse") {
+    auto pair = mio::sparse_product({.m = n, .k = n, .p = n, .seed = 1, .a_per_row = 4, .b_per_col = 4});
+    w.sa = std::move(pair.a), w.sb = std::move(pair.b), w.sparse = true;
+  } else if (kind == "lowrank") {
+    auto pair = mio::low_rank_plus_sparse({.m = n, .k = n, .p = n, .seed = 1});
+    w.a = std::move(pair.a), w.b = std::move(pair.b);
+  } else if (kind == "covariance") {
+    auto pair = mio::sample_covariance({.samples = 2 * n, .features = n, .seed = 1, .pairs = 5});
+    w.a = std::move(pair.a), w.b = std::move(pair.b), w.planted = pair.planted.size();
+  } else {
+    usage_error("unknown workload '" + kind + "'");
+  }
+  return w;
+}
+
+double now_ms() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string workload = "dense", format = "text", exact = "yes";
+  std::vector<std::int64_t> sizes{1024, 2048, 4096};
+  pagh::SketchParams params{.repetitions = 1};
+  int reps = 3;
+  std::size_t top = 0;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    if (i + 1 >= argc) usage_error(arg + " needs a value");
+    const std::string v = argv[++i];
+    try {
+      if (arg == "--workload") workload = v;
+      else if (arg == "--n") {
+        sizes.clear();
+        std::stringstream ss(v);
+        for (std::string item; std::getline(ss, item, ',');) sizes.push_back(std::stoll(item));
+      } else if (arg == "--d") params.repetitions = std::stoi(v);
+      else if (arg == "--pad") params.pad = std::stod(v);
+      else if (arg == "--precision") params.precision = fwht::parse_dtype(v);
+      else if (arg == "--threads") params.threads = std::stoi(v);
+      else if (arg == "--reps") reps = std::stoi(v);
+      else if (arg == "--top") top = static_cast<std::size_t>(std::stoll(v));
+      else if (arg == "--exact") exact = v;
+      else if (arg == "--format") format = v;
+      else usage_error("unknown option " + arg);
+    } catch (const std::exception& e) {
+      usage_error(arg + ": invalid value '" + v + "'");
+    }
+  }
+  if (format != "text" && format != "json") usage_error("--format: expected text or json");
+  if (exact != "yes" && exact != "no") usage_error("--exact: expected yes or no");
+  if (reps < 1) usage_error("--reps must be at least 1");
+  const int threads = params.threads > 0 ? params.threads : Eigen::nbThreads();
+  Eigen::setNbThreads(threads);
+
+  const bool json = format == "json";
+  if (json) std::printf("[\n");
+  else
+    std::printf("%-10s %6s %8s %2s %4s %5s %11s %11s %8s %9s %9s %7s\n", "workload", "n", "b", "d", "prec", "thr", "sketch_ms",
+                "exact_ms", "speedup", "rel_frob", "max_sigma", "recall");
+  bool first = true;
+  for (std::int64_t n : sizes) {
+    const Workload w = make(workload, n);
+    std::vector<double> times;
+    pagh::CompressedProduct product = w.sparse ? pagh::compress(w.sa, w.sb, params) : pagh::compress(w.a, w.b, params);
+    times.push_back(product.timings().total_ms);
+    for (int r = 1; r < reps; ++r) {
+      product = w.sparse ? pagh::compress(w.sa, w.sb, params) : pagh::compress(w.a, w.b, params);
+      times.push_back(product.timings().total_ms);
+    }
+    std::sort(times.begin(), times.end());
+    const double sketch_ms = times[times.size() / 2];
+    double exact_ms = -1;
+    pagh::Metrics metrics;
+    bool have_metrics = false;
+    if (exact == "yes") {
+      const double t0 = now_ms();
+      const Eigen::MatrixXd C = w.sparse ? pagh::exact_product(w.sa, w.sb) : pagh::exact_product(w.a, w.b);
+      exact_ms = now_ms() - t0;
+      metrics = pagh::verify(product, C, top > 0 ? top : w.planted);
+      have_metrics = true;
+    }
+    const double speedup = exact_ms > 0 ? exact_ms / sketch_ms : -1;
+    if (json) {
+      std::printf("%s  {\"workload\": \"%s\", \"n\": %lld, \"buckets\": %lld, \"d\": %d, \"precision\": \"%s\", \"threads\": %d, "
+                  "\"sketch_ms\": %.4f, \"exact_ms\": %.4f, \"speedup\": %.3f, \"transformed_k\": %lld, \"direct_k\": %lld",
+                  first ? "" : ",\n", workload.c_str(), static_cast<long long>(n), static_cast<long long>(product.buckets()),
+                  params.repetitions, std::string(fwht::to_string(params.precision)).c_str(), threads, sketch_ms, exact_ms, speedup,
+                  static_cast<long long>(product.timings().transformed_k), static_cast<long long>(product.timings().direct_k));
+      if (have_metrics)
+        std::printf(", \"relative_frobenius_error\": %.5g, \"max_error_in_sigmas\": %.4g, \"top_k\": %zu, \"top_k_recall\": %.4f",
+                    metrics.relative_frobenius_error, metrics.max_error_in_sigmas, metrics.top_k, metrics.top_k_recall);
+      std::printf("}");
+    } else {
+      std::printf("%-10s %6lld %8lld %2d %4s %5d %11.2f %11.2f %8.2f %9.4f %9.3f %7.3f\n", workload.c_str(), static_cast<long long>(n),
+                  static_cast<long long>(product.buckets()), params.repetitions, std::string(fwht::to_string(params.precision)).c_str(),
+                  threads, sketch_ms, exact_ms, speedup, have_metrics ? metrics.relative_frobenius_error : -1.0,
+                  have_metrics ? metrics.max_error_in_sigmas : -1.0, have_metrics ? metrics.top_k_recall : -1.0);
+    }
+    std::fflush(stdout);
+    first = false;
+  }
+  if (json) std::printf("\n]\n");
+  return 0;
+}

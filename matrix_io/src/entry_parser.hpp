@@ -1,0 +1,171 @@
+// The entries of a Matrix Market file: one line each after the size line. Parses and checks every
+// line (tokens, index ranges, finiteness, the skew-symmetric diagonal, the declared count) and hands
+// each stored entry, 0-based, to a sink that builds the result. One pass; no line is looked at twice.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include "matrix_io/error.hpp"
+#include "matrix_io/read.hpp"
+#include "number_tokens.hpp"
+#include "preamble_parser.hpp"
+
+namespace pagh::matrix_io::detail {
+
+// Sink requirements: void add(std::int64_t row, std::int64_t col, Scalar value), called once per
+// stored entry in file order with indices already checked against the header.
+template <class Scalar, class Sink>
+class EntryParser {
+ public:
+  EntryParser(const PreambleParser& preamble, const ReadOptions& options, Sink& sink)
+      : name_(preamble.name()),
+        header_(preamble.header()),
+        line_(preamble.line()),
+        allow_non_finite_(options.allow_non_finite),
+        sink_(sink) {
+    if (header_.format == Format::array) next_row_ = first_stored_row(0);
+  }
+
+  void consume(std::string_view block) {
+    if (header_.format == Format::array) {
+      consume_lines<Format::array, Field::real>(block);  // array files are real or integer;
+      return;                                             // the value parser checks which
+    }
+    switch (header_.field) {
+      case Field::real: consume_lines<Format::coordinate, Field::real>(block); break;
+      case Field::integer: consume_lines<Format::coordinate, Field::integer>(block); break;
+      case Field::pattern: consume_lines<Format::coordinate, Field::pattern>(block); break;
+    }
+  }
+
+  // At the end of the input: throws when fewer entries than declared were read.
+  void finish() const {
+    if (read_ < header_.stored_entries)
+      fail("expected " + std::to_string(header_.stored_entries) + " entries after the size line, found " +
+           std::to_string(read_) + " before the end of the input");
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& reason) const { throw MatrixMarketError(name_, line_, reason); }
+
+  std::int64_t first_stored_row(std::int64_t col) const {
+    switch (header_.symmetry) {
+      case Symmetry::general: return 0;
+      case Symmetry::symmetric: return col;
+      case Symmetry::skew_symmetric: return col + 1;
+    }
+    return 0;
+  }
+
+  template <Format format, Field field>
+  void consume_lines(std::string_view block) {
+    const char* p = block.data();
+    const char* const end = p + block.size();
+    while (p < end) {
+      const char* eol = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
+      if (eol == nullptr) eol = end;
+      ++line_;
+      parse_line<format, field>(p, eol);
+      p = eol + 1;
+    }
+  }
+
+  std::string count_message(int found) const {
+    if (header_.format == Format::array) return "expected 1 value per line, found " + std::to_string(found);
+    const bool pattern = header_.field == Field::pattern;
+    return std::string("expected ") + (pattern ? "2 tokens (row column)" : "3 tokens (row column value)") +
+           ", found " + std::to_string(found);
+  }
+
+  std::int64_t parse_index(const char*& p, const char* eol, const char* what, std::int64_t extent) const {
+    std::int64_t index = 0;
+    const char* start = p;
+    const TokenStatus status = parse_int64(p, eol, index);
+    if (status == TokenStatus::ok && index >= 1 && index <= extent) [[likely]]
+      return index - 1;
+    const std::string range = " is out of range 1.." + std::to_string(extent);
+    if (status == TokenStatus::malformed)
+      fail(std::string(what) + " '" + std::string(token_at(start, eol)) + "' is not an integer");
+    if (status == TokenStatus::out_of_range)
+      fail(std::string(what) + " '" + std::string(token_at(start, eol)) + "'" + range);
+    fail(std::string(what) + " " + std::to_string(index) + range);
+  }
+
+  Scalar parse_value(const char*& p, const char* eol) const {
+    const char* start = p;
+    if (header_.field == Field::integer) {
+      std::int64_t value = 0;
+      const TokenStatus status = parse_int64(p, eol, value);
+      if (status == TokenStatus::malformed)
+        fail("value '" + std::string(token_at(start, eol)) + "' is not an integer (the field is integer)");
+      if (status == TokenStatus::out_of_range)
+        fail("integer value '" + std::string(token_at(start, eol)) + "' is out of the 64-bit range");
+      return static_cast<Scalar>(value);
+    }
+    Scalar value{};
+    const TokenStatus status = parse_real(p, eol, value);
+    if (status == TokenStatus::malformed)
+      fail("value '" + std::string(token_at(start, eol)) + "' is not a number");
+    if (status == TokenStatus::out_of_range)
+      fail("value '" + std::string(token_at(start, eol)) + "' is out of range for " +
+           (std::is_same_v<Scalar, float> ? "float" : "double"));
+    if (!allow_non_finite_ && !std::isfinite(value))
+      fail("value '" + std::string(token_at(start, eol)) +
+           "' is not finite (ReadOptions::allow_non_finite accepts NaN and infinity)");
+    return value;
+  }
+
+  template <Format format, Field field>
+  void parse_line(const char* p, const char* eol) {
+    p = skip_blanks(p, eol);
+    if (p == eol || *p == '%') return;  // blank lines and comments may appear anywhere
+    if (read_ == header_.stored_entries)
+      fail("more entries than the " + std::to_string(header_.stored_entries) + " declared in the size line");
+    std::int64_t row = 0, col = 0;
+    Scalar value{1};
+    if constexpr (format == Format::array) {
+      row = next_row_;
+      col = next_col_;
+      value = parse_value(p, eol);
+      if (++next_row_ == header_.rows) {
+        ++next_col_;
+        next_row_ = first_stored_row(next_col_);
+      }
+    } else {
+      row = parse_index(p, eol, "row index", header_.rows);
+      p = skip_blanks(p, eol);
+      if (p == eol) fail(count_message(1));
+      col = parse_index(p, eol, "column index", header_.cols);
+      if constexpr (field != Field::pattern) {
+        p = skip_blanks(p, eol);
+        if (p == eol) fail(count_message(2));
+        value = parse_value(p, eol);
+      }
+    }
+    p = skip_blanks(p, eol);
+    if (p != eol) fail("unexpected token '" + std::string(token_at(p, eol)) + "' at the end of the entry; " +
+                       count_message(format == Format::array ? 2 : (field == Field::pattern ? 3 : 4)) +
+                       " or more");
+    if (header_.symmetry == Symmetry::skew_symmetric && row == col && value != Scalar{0})
+      fail("nonzero diagonal entry (" + std::to_string(row + 1) + ", " + std::to_string(col + 1) +
+           ") in a skew-symmetric matrix");
+    sink_.add(row, col, value);
+    ++read_;
+  }
+
+  std::string name_;
+  Header header_;
+  std::int64_t line_;
+  bool allow_non_finite_;
+  Sink& sink_;
+  std::int64_t read_ = 0;
+  std::int64_t next_row_ = 0;  // array files: where the next value goes
+  std::int64_t next_col_ = 0;
+};
+
+}  // namespace pagh::matrix_io::detail

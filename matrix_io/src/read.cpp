@@ -1,0 +1,171 @@
+// The public read_* / parse_* functions: run the preamble parser, choose a sink from the header, run
+// the entry parser over the rest of the input, assemble.
+#include "matrix_io/read.hpp"
+
+#include "entry_parser.hpp"
+#include "entry_sinks.hpp"
+#include "preamble_parser.hpp"
+#include "sparse_assembly.hpp"
+#include "text_source.hpp"
+
+namespace pagh::matrix_io {
+namespace detail {
+namespace {
+
+// Reads up to and including the size line. Returns the text that follows it in the current block.
+std::string_view read_preamble(TextSource& source, PreambleParser& preamble) {
+  while (!preamble.done()) {
+    const std::string_view block = source.next_block();
+    if (block.empty()) preamble.fail_at_end_of_input();
+    const std::string_view rest = preamble.consume(block);
+    if (preamble.done()) return rest;
+  }
+  return {};
+}
+
+template <class Scalar, class Sink>
+void read_entries(TextSource& source, const PreambleParser& preamble, std::string_view rest,
+                  const ReadOptions& options, Sink& sink) {
+  EntryParser<Scalar, Sink> parser(preamble, options, sink);
+  parser.consume(rest);
+  for (std::string_view block = source.next_block(); !block.empty(); block = source.next_block())
+    parser.consume(block);
+  parser.finish();
+}
+
+[[noreturn]] void refuse(const PreambleParser& preamble, const std::string& reason) {
+  throw MatrixMarketError(preamble.name(), preamble.line(), reason);
+}
+
+template <class Scalar>
+DenseMatrix<Scalar> read_dense_from(TextSource& source, const ReadOptions& options) {
+  PreambleParser preamble(source.name(), source.total_bytes());
+  const std::string_view rest = read_preamble(source, preamble);
+  if (std::string reason = dense_refusal<Scalar>(preamble.header(), options.max_result_bytes); !reason.empty())
+    refuse(preamble, reason);
+  DenseSink<Scalar> sink(preamble.header());
+  read_entries<Scalar>(source, preamble, rest, options, sink);
+  return sink.take();
+}
+
+template <class Scalar, class StorageIndex>
+SparseMatrix<Scalar, StorageIndex> read_sparse_after_preamble(TextSource& source, const PreambleParser& preamble,
+                                                              std::string_view rest, const ReadOptions& options) {
+  const Header& header = preamble.header();
+  const bool coordinate = header.format == Format::coordinate;
+  // The declared count is a lower bound on the result for coordinate files (mirroring only adds);
+  // array files say nothing about how many values are nonzero. The exact check follows in assembly.
+  const auto least = static_cast<std::uint64_t>(coordinate ? header.stored_entries : 0);
+  if (std::string reason = sparse_refusal<Scalar, StorageIndex>(header, least, options.max_result_bytes);
+      !reason.empty())
+    refuse(preamble, reason);
+  EntryListSink<Scalar, StorageIndex> sink(header, coordinate);
+  read_entries<Scalar>(source, preamble, rest, options, sink);
+  return assemble_sparse<Scalar, StorageIndex>(header, sink.take(), preamble.name(), options.max_result_bytes);
+}
+
+template <class Scalar, class StorageIndex>
+SparseMatrix<Scalar, StorageIndex> read_sparse_from(TextSource& source, const ReadOptions& options) {
+  PreambleParser preamble(source.name(), source.total_bytes());
+  const std::string_view rest = read_preamble(source, preamble);
+  return read_sparse_after_preamble<Scalar, StorageIndex>(source, preamble, rest, options);
+}
+
+template <class Scalar, class StorageIndex>
+AnyMatrix<Scalar, StorageIndex> read_matrix_from(TextSource& source, const ReadOptions& options) {
+  PreambleParser preamble(source.name(), source.total_bytes());
+  const std::string_view rest = read_preamble(source, preamble);
+  const Header& header = preamble.header();
+  if (header.format == Format::array) {
+    if (std::string reason = dense_refusal<Scalar>(header, options.max_result_bytes); !reason.empty())
+      refuse(preamble, reason);
+    DenseSink<Scalar> sink(header);
+    read_entries<Scalar>(source, preamble, rest, options, sink);
+    return {header, sink.take()};
+  }
+  SparseMatrix<Scalar, StorageIndex> sparse =
+      read_sparse_after_preamble<Scalar, StorageIndex>(source, preamble, rest, options);
+  // The density rule (ReadOptions::dense_threshold), on the assembled count: long double keeps
+  // rows*cols exact enough for any dimensions.
+  const long double cells = static_cast<long double>(header.rows) * static_cast<long double>(header.cols);
+  const bool dense_enough = static_cast<long double>(sparse.nonZeros()) >= options.dense_threshold * cells;
+  if (dense_enough && dense_refusal<Scalar>(header, options.max_result_bytes).empty())
+    return {header, DenseMatrix<Scalar>(sparse.toDense())};
+  return {header, std::move(sparse)};
+}
+
+}  // namespace
+}  // namespace detail
+
+Header read_header(const std::filesystem::path& path) {
+  detail::TextSource source(path);
+  detail::PreambleParser preamble(source.name(), source.total_bytes());
+  detail::read_preamble(source, preamble);
+  return preamble.header();
+}
+
+Header parse_header(std::string_view text, std::string_view name) {
+  detail::TextSource source(text, name);
+  detail::PreambleParser preamble(source.name(), source.total_bytes());
+  detail::read_preamble(source, preamble);
+  return preamble.header();
+}
+
+template <SupportedScalar Scalar, SupportedIndex StorageIndex>
+SparseMatrix<Scalar, StorageIndex> read_sparse(const std::filesystem::path& path, const ReadOptions& options) {
+  detail::TextSource source(path);
+  return detail::read_sparse_from<Scalar, StorageIndex>(source, options);
+}
+
+template <SupportedScalar Scalar, SupportedIndex StorageIndex>
+SparseMatrix<Scalar, StorageIndex> parse_sparse(std::string_view text, std::string_view name,
+                                                const ReadOptions& options) {
+  detail::TextSource source(text, name);
+  return detail::read_sparse_from<Scalar, StorageIndex>(source, options);
+}
+
+template <SupportedScalar Scalar>
+DenseMatrix<Scalar> read_dense(const std::filesystem::path& path, const ReadOptions& options) {
+  detail::TextSource source(path);
+  return detail::read_dense_from<Scalar>(source, options);
+}
+
+template <SupportedScalar Scalar>
+DenseMatrix<Scalar> parse_dense(std::string_view text, std::string_view name, const ReadOptions& options) {
+  detail::TextSource source(text, name);
+  return detail::read_dense_from<Scalar>(source, options);
+}
+
+template <SupportedScalar Scalar, SupportedIndex StorageIndex>
+AnyMatrix<Scalar, StorageIndex> read_matrix(const std::filesystem::path& path, const ReadOptions& options) {
+  detail::TextSource source(path);
+  return detail::read_matrix_from<Scalar, StorageIndex>(source, options);
+}
+
+template <SupportedScalar Scalar, SupportedIndex StorageIndex>
+AnyMatrix<Scalar, StorageIndex> parse_matrix(std::string_view text, std::string_view name,
+                                             const ReadOptions& options) {
+  detail::TextSource source(text, name);
+  return detail::read_matrix_from<Scalar, StorageIndex>(source, options);
+}
+
+#define PAGH_MATRIX_IO_INSTANTIATE(Scalar, StorageIndex)                                                  \
+  template SparseMatrix<Scalar, StorageIndex> read_sparse<Scalar, StorageIndex>(const std::filesystem::path&, \
+                                                                                const ReadOptions&);       \
+  template SparseMatrix<Scalar, StorageIndex> parse_sparse<Scalar, StorageIndex>(                          \
+      std::string_view, std::string_view, const ReadOptions&);                                             \
+  template AnyMatrix<Scalar, StorageIndex> read_matrix<Scalar, StorageIndex>(const std::filesystem::path&, \
+                                                                             const ReadOptions&);          \
+  template AnyMatrix<Scalar, StorageIndex> parse_matrix<Scalar, StorageIndex>(                             \
+      std::string_view, std::string_view, const ReadOptions&);
+PAGH_MATRIX_IO_INSTANTIATE(double, int)
+PAGH_MATRIX_IO_INSTANTIATE(double, std::int64_t)
+PAGH_MATRIX_IO_INSTANTIATE(float, int)
+PAGH_MATRIX_IO_INSTANTIATE(float, std::int64_t)
+#undef PAGH_MATRIX_IO_INSTANTIATE
+template DenseMatrix<double> read_dense<double>(const std::filesystem::path&, const ReadOptions&);
+template DenseMatrix<float> read_dense<float>(const std::filesystem::path&, const ReadOptions&);
+template DenseMatrix<double> parse_dense<double>(std::string_view, std::string_view, const ReadOptions&);
+template DenseMatrix<float> parse_dense<float>(std::string_view, std::string_view, const ReadOptions&);
+
+}  // namespace pagh::matrix_io
