@@ -1,0 +1,51 @@
+// Where the sketch and the exact product are computed. Today: the CPU (sketch-cpu and Eigen). The
+// CUDA backend (sketch-cuda, with cuBLAS for the exact product) plugs in here: implement
+// SketchBackend in cuda_backend.cpp, define PAGH_MM_HAVE_SKETCH_CUDA, and select_backend() offers it
+// for --backend cuda and prefers it for --backend auto when a GPU is usable. Nothing else changes:
+// every command (multiply, study) only talks to this interface.
+#pragma once
+
+#include <Eigen/Dense>
+#include <Eigen/SparseCore>
+
+#include <memory>
+#include <string>
+#include <variant>
+
+#include "sketch/compressed_product.hpp"
+#include "sketch/params.hpp"
+
+namespace pagh_mm {
+
+// An operand as matrix_io's read_matrix returns it (the same variant), or as the study generates it.
+using MatrixData = std::variant<Eigen::MatrixXd, Eigen::SparseMatrix<double>>;
+
+enum class BackendChoice { automatic, cpu, cuda };
+
+class SketchBackend {
+ public:
+  virtual ~SketchBackend() = default;
+  virtual std::string name() const = 0;           // "cpu", "cuda": what --backend accepts
+  virtual std::string device() const = 0;         // e.g. "AMD EPYC (2 hardware threads)"
+  virtual std::string exact_method() const = 0;   // how exact_product computes, for reports
+  // Pagh's compressed product of A and B (cols(A) == rows(B), checked by the caller).
+  virtual pagh::CompressedProduct compress(const MatrixData& a, const MatrixData& b, const pagh::SketchParams& params) = 0;
+  // The exact product A*B as a dense m x p matrix, and how long it took (ms).
+  virtual Eigen::MatrixXd exact_product(const MatrixData& a, const MatrixData& b, double& ms) = 0;
+};
+
+struct BackendSelection {
+  std::unique_ptr<SketchBackend> backend;
+  // What --backend auto decided and why (printed on stderr unless -q); empty for an explicit choice.
+  std::string auto_note;
+};
+
+// --backend cuda without a usable CUDA backend throws CliError (69). threads: 0 = all.
+BackendSelection select_backend(BackendChoice choice, int threads);
+
+std::unique_ptr<SketchBackend> make_cpu_backend(int threads);
+
+BackendChoice parse_backend_choice(const std::string& option, const std::string& text);
+const char* to_string(BackendChoice choice);
+
+}  // namespace pagh_mm

@@ -1,0 +1,53 @@
+#include "cli_error.hpp"
+
+#include <boost/program_options/errors.hpp>
+
+#include <cstdio>
+#include <new>
+
+#include "inputs.hpp"
+#include "matrix_io/error.hpp"
+#include "pagh/error.hpp"
+
+namespace pagh_mm {
+
+std::string one_line(std::string text) {
+  for (char& c : text)
+    if (c == '\n' || c == '\r') c = ' ';
+  while (!text.empty() && text.back() == ' ') text.pop_back();
+  return text;
+}
+
+namespace {
+
+int print(ExitCode code, const std::string& message, const std::string& hint = "") {
+  std::fprintf(stderr, "pagh-mm: %s%s\n", one_line(message).c_str(), hint.c_str());
+  return to_int(code);
+}
+
+}  // namespace
+
+int report_failure(std::exception_ptr failure, const std::string& command) {
+  const std::string help = " (see pagh-mm " + (command.empty() ? "" : command + " ") + "--help)";
+  // The order matters: the most specific types first (MatrixMarketError derives from pagh::Error,
+  // which derives from std::runtime_error).
+  try {
+    std::rethrow_exception(failure);
+  } catch (const CliError& e) {
+    return print(e.code(), e.what(), e.code() == ExitCode::usage ? help : "");
+  } catch (const boost::program_options::error& e) {
+    return print(ExitCode::usage, e.what(), help);
+  } catch (const pagh::matrix_io::MatrixMarketError& e) {
+    return print(classify_read_failure(e), e.what());
+  } catch (const std::bad_alloc&) {
+    return print(ExitCode::software, "out of memory (try a smaller --pad or --sketches, or --top instead of --full)");
+  } catch (const pagh::Error& e) {
+    return print(ExitCode::software, std::string("internal error: ") + e.what());
+  } catch (const std::exception& e) {
+    return print(ExitCode::software, std::string("internal error: ") + e.what());
+  } catch (...) {
+    return print(ExitCode::software, "internal error: unknown exception");
+  }
+}
+
+}  // namespace pagh_mm

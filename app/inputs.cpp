@@ -1,0 +1,50 @@
+#include "inputs.hpp"
+
+#include <string_view>
+
+#include "cli_error.hpp"
+#include "matrix_io/read.hpp"
+
+namespace pagh_mm {
+
+std::int64_t InputMatrix::rows() const {
+  return std::visit([](const auto& m) { return static_cast<std::int64_t>(m.rows()); }, data);
+}
+
+std::int64_t InputMatrix::cols() const {
+  return std::visit([](const auto& m) { return static_cast<std::int64_t>(m.cols()); }, data);
+}
+
+std::int64_t InputMatrix::stored_entries() const {
+  if (is_dense()) return rows() * cols();
+  return static_cast<std::int64_t>(std::get<1>(data).nonZeros());
+}
+
+ExitCode classify_read_failure(const pagh::matrix_io::MatrixMarketError& error) {
+  // Content errors always carry the line they were found on; line 0 means the file itself failed.
+  if (error.line() > 0) return ExitCode::data;
+  const std::string_view reason = error.reason();
+  if (reason.starts_with("cannot open") || reason.starts_with("cannot read file: it is a directory"))
+    return ExitCode::no_input;
+  if (reason.starts_with("cannot read") || reason.starts_with("cannot inspect")) return ExitCode::io_error;
+  return ExitCode::data;  // e.g. a declared size too large to hold
+}
+
+InputMatrix read_input(const std::string& path) {
+  try {
+    auto any = pagh::matrix_io::read_matrix<double>(path);
+    return InputMatrix{path, std::move(any.matrix)};
+  } catch (const pagh::matrix_io::MatrixMarketError& e) {
+    // Keep the reader's message as is: it already names the file and, for content, the line.
+    throw CliError(classify_read_failure(e), "", e.what());
+  }
+}
+
+void check_multipliable(const InputMatrix& a, const InputMatrix& b) {
+  if (a.cols() == b.rows()) return;
+  throw CliError(ExitCode::data, a.path + ", " + b.path,
+                 "cannot multiply: A is " + std::to_string(a.rows()) + " x " + std::to_string(a.cols()) + " but B is " +
+                     std::to_string(b.rows()) + " x " + std::to_string(b.cols()) + " (cols(A) must equal rows(B))");
+}
+
+}  // namespace pagh_mm

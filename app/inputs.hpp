@@ -1,0 +1,35 @@
+// Reading the operands A and B, with every matrix_io failure turned into the right exit status.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "backend.hpp"
+#include "exit_codes.hpp"
+#include "matrix_io/error.hpp"
+
+namespace pagh_mm {
+
+struct InputMatrix {
+  std::string path;
+  MatrixData data;  // dense or sparse, as matrix_io's density rule chose
+
+  std::int64_t rows() const;
+  std::int64_t cols() const;
+  std::int64_t stored_entries() const;  // rows*cols for dense matrices
+  bool is_dense() const { return data.index() == 0; }
+  const char* representation() const { return is_dense() ? "dense" : "sparse"; }
+};
+
+// 66 when the file cannot be opened (missing, unreadable, a directory), 74 when reading fails after
+// it was opened, 65 for anything wrong with its content (such errors carry a line number).
+ExitCode classify_read_failure(const pagh::matrix_io::MatrixMarketError& error);
+
+// Reads a Matrix Market file; throws CliError with the code above and the reader's message
+// ("<file>:<line>: <reason>").
+InputMatrix read_input(const std::string& path);
+
+// Throws CliError (65) naming both files unless cols(A) == rows(B).
+void check_multipliable(const InputMatrix& a, const InputMatrix& b);
+
+}  // namespace pagh_mm

@@ -1,0 +1,53 @@
+// pagh-mm: the command line of pagh. Dispatches on the first argument to a subcommand (query, top,
+// generate, study) or to the main command (pagh-mm [options] A.mtx B.mtx), and turns whatever a
+// command throws into one line on stderr and a sysexits status (cli_error.cpp holds the table).
+#include <cstdio>
+#include <exception>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cli_error.hpp"
+#include "commands.hpp"
+
+namespace {
+
+using Command = int (*)(const std::vector<std::string>&);
+
+const std::map<std::string, Command> kSubcommands = {
+    {"query", pagh_mm::run_query},
+    {"top", pagh_mm::run_top},
+    {"generate", pagh_mm::run_generate},
+    {"study", pagh_mm::run_study},
+};
+
+// Standard output is where results go: a failure to write them (a full disk, a closed pipe) must
+// not end in status 0.
+int check_stdout(int status) {
+  if (status == 0 && (std::fflush(stdout) != 0 || std::ferror(stdout))) {
+    std::fprintf(stderr, "pagh-mm: standard output: write error\n");
+    return pagh_mm::to_int(pagh_mm::ExitCode::io_error);
+  }
+  return status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  std::string command;  // "" = the main command
+  try {
+    // A file literally named like a subcommand can still be multiplied as ./query.
+    if (!args.empty()) {
+      const auto sub = kSubcommands.find(args.front());
+      if (sub != kSubcommands.end()) {
+        command = sub->first;
+        return check_stdout(sub->second({args.begin() + 1, args.end()}));
+      }
+    }
+    return check_stdout(pagh_mm::run_multiply(args));
+  } catch (...) {
+    std::fflush(stdout);
+    return pagh_mm::report_failure(std::current_exception(), command);
+  }
+}

@@ -1,0 +1,208 @@
+// pagh-mm [options] A.mtx B.mtx: read, sketch, select entries, optionally verify, write, report.
+//
+// Order matters for the promise "no partial output, ever": outputs are checked (and staged) before
+// any work, written to staging names after all computation, and moved into place together at the
+// end; the report goes to stdout last.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+
+#include "cli_error.hpp"
+#include "commands.hpp"
+#include "inputs.hpp"
+#include "matrix_io/write.hpp"
+#include "multiply_options.hpp"
+#include "output_files.hpp"
+#include "pagh/error.hpp"
+#include "progress.hpp"
+#include "reports.hpp"
+#include "sketch_answers.hpp"
+#include "sketch/params.hpp"
+#include "version.hpp"
+
+namespace pagh_mm {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+// The most memory a dense m x p result may take (matches CompressedProduct::decompress's default).
+constexpr double kDenseLimitBytes = 8.0 * (1ull << 30);
+
+std::string gib(double bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g GiB", bytes / (1ull << 30));
+  return text;
+}
+
+void check_dense_fits(const char* option, std::int64_t m, std::int64_t p, int copies, const char* what) {
+  const double bytes = static_cast<double>(m) * static_cast<double>(p) * 8.0 * copies;
+  if (bytes > kDenseLimitBytes)
+    usage_error(option, std::string(what) + " of the " + std::to_string(m) + " x " + std::to_string(p) + " product needs " +
+                            gib(bytes) + ", more than the " + gib(kDenseLimitBytes) + " limit; use --top or --threshold");
+}
+
+InputSummary summarize(const InputMatrix& m) {
+  return {m.path, m.rows(), m.cols(), m.stored_entries(), m.representation()};
+}
+
+std::vector<pagh::Entry> select_entries(const pagh::CompressedProduct& c, const MultiplyOptions& o) {
+  if (!o.threshold) return c.top_k(o.top);
+  return entries_above(c, *o.threshold, o.top_given ? std::optional<std::size_t>(o.top) : std::nullopt, "--threshold");
+}
+
+std::vector<std::string> output_comments(const MultiplyOptions& o, const pagh::CompressedProduct& c, const std::string& what) {
+  return {"pagh-mm " + std::string(version_string()) + ": estimates of C = A*B from a compressed product, not exact values",
+          "A: " + o.a_path + ", B: " + o.b_path,
+          "sketch: " + describe_sketch(c),
+          "sigma = ||C||_F/sqrt(b) = " + std::to_string(c.sigma()) + " (std. dev. bound of one single estimate)",
+          what};
+}
+
+// Writes -o and --save-sketch to their staging paths (writers that are atomic themselves).
+void write_outputs(const MultiplyOptions& o, const pagh::CompressedProduct& c, const std::vector<pagh::Entry>& selected,
+                   const std::filesystem::path& matrix_staging, const std::filesystem::path& sketch_staging,
+                   MultiplyReport& report) {
+  namespace mio = pagh::matrix_io;
+  if (!o.output_path.empty()) {
+    mio::WriteOptions w;
+    try {
+      if (o.full) {
+        w.comments = output_comments(o, c, "every entry of the estimate (dense array, column by column)");
+        mio::write_matrix_market(matrix_staging, c.decompress(), w);
+        report.output_format = "array";
+        report.output_entries = c.rows() * c.cols();
+      } else {
+        std::vector<mio::Entry> entries;
+        entries.reserve(selected.size());
+        for (const auto& e : selected) entries.push_back({e.row, e.col, e.value});
+        w.comments = output_comments(o, c, "the entries reported by pagh-mm, largest |estimate| first");
+        mio::write_matrix_market(matrix_staging, c.rows(), c.cols(), entries, w);
+        report.output_format = "coordinate";
+        report.output_entries = static_cast<std::int64_t>(entries.size());
+      }
+    } catch (const mio::MatrixMarketError& e) {
+      throw CliError(classify_write_failure(e.reason()), "-o " + o.output_path, e.reason());
+    }
+    report.output_path = o.output_path;
+  }
+  if (!o.sketch_path.empty()) {
+    try {
+      c.save(sketch_staging.string());
+    } catch (const pagh::Error& e) {
+      // The library's message names the staging path; keep only its reason.
+      const std::string what = e.what();
+      const auto colon = what.rfind(": ");
+      throw CliError(classify_write_failure(what), "--save-sketch " + o.sketch_path,
+                     colon == std::string::npos ? what : what.substr(colon + 2));
+    }
+    report.sketch_path = o.sketch_path;
+  }
+}
+
+}  // namespace
+
+int run_multiply(const std::vector<std::string>& args) {
+  const auto start = Clock::now();
+  const auto parsed = parse_multiply_options(args);
+  if (!parsed) return 0;
+  const MultiplyOptions& o = *parsed;
+  const Diagnostics& diag = o.diagnostics;
+
+  // Fail fast, before reading anything: the backend (69), then the outputs (73).
+  BackendSelection selection = select_backend(o.sketch.backend, o.sketch.params.threads);
+  SketchBackend& backend = *selection.backend;
+  OutputTransaction outputs;
+  const auto matrix_staging = o.output_path.empty() ? std::filesystem::path() : outputs.stage(o.output_path, "-o");
+  const auto sketch_staging = o.sketch_path.empty() ? std::filesystem::path() : outputs.stage(o.sketch_path, "--save-sketch");
+
+  const int stages = 4 + (o.verify ? 1 : 0) + (o.output_path.empty() && o.sketch_path.empty() ? 0 : 1);
+  int stage = 0;
+  Progress progress(diag.progress, diag.quiet());
+  MultiplyReport report;
+  report.backend_requested = to_string(o.sketch.backend);
+  report.backend_name = backend.name();
+  report.backend_device = backend.device();
+  report.backend_note = selection.auto_note;
+
+  progress.stage(++stage, stages, "reading " + o.a_path);
+  auto t = Clock::now();
+  const InputMatrix a = read_input(o.a_path);
+  report.read_a_ms = ms_since(t);
+  progress.stage(++stage, stages, "reading " + o.b_path);
+  t = Clock::now();
+  const InputMatrix b = read_input(o.b_path);
+  report.read_b_ms = ms_since(t);
+  check_multipliable(a, b);
+  report.a = summarize(a), report.b = summarize(b), report.inner = a.cols();
+  try {
+    pagh::sketch_length(a.rows(), b.cols(), o.sketch.params);  // the sketch length these inputs need
+  } catch (const pagh::Error& e) {
+    const std::string what = e.what();
+    usage_error(o.sketch.params.buckets ? "--buckets" : "--pad", what.substr(what.find(": ") + 2));
+  }
+  if (o.full) check_dense_fits("--full", a.rows(), b.cols(), 1, "the dense array");
+  if (o.verify) check_dense_fits("--verify", a.rows(), b.cols(), 2, "the exact product and the decompressed estimate");
+  if (diag.verbose())
+    for (const auto* m : {&a, &b})
+      std::fprintf(stderr, "pagh-mm: %s: %lld x %lld, %s, %lld stored entries\n", m->path.c_str(),
+                   static_cast<long long>(m->rows()), static_cast<long long>(m->cols()), m->representation(),
+                   static_cast<long long>(m->stored_entries()));
+
+  progress.stage(++stage, stages, "sketching");
+  const pagh::CompressedProduct product = backend.compress(a.data, b.data, o.sketch.params);
+  report.product = &product;
+  // Storage precisions narrower than the data overflow to inf/NaN; say so instead of printing NaN.
+  if (!std::isfinite(product.frobenius_estimate()))
+    throw CliError(ExitCode::data, "--precision " + precision_name(o.sketch.params.precision),
+                   "the sketch overflowed: the transformed values of these inputs exceed the range of " +
+                       precision_name(o.sketch.params.precision) + " (use fp32 or fp64, or scale the inputs down)");
+  if (diag.verbose()) {
+    const auto& ct = product.timings();
+    std::fprintf(stderr, "pagh-mm: sketch %s; inner indices transformed %lld, direct %lld, empty %lld\n",
+                 describe_sketch(product).c_str(), static_cast<long long>(ct.transformed_k),
+                 static_cast<long long>(ct.direct_k), static_cast<long long>(ct.empty_k));
+  }
+
+  progress.stage(++stage, stages, "selecting entries");
+  t = Clock::now();
+  const std::vector<pagh::Entry> selected = select_entries(product, o);
+  report.select_ms = ms_since(t);
+  report.entries = to_reported(selected);
+  report.selection.k = o.top;
+  if (o.threshold) {
+    report.selection.kind = Selection::Kind::threshold;
+    report.selection.threshold = o.threshold;
+    report.selection.limited = o.top_given;
+  }
+
+  if (o.verify) {
+    progress.stage(++stage, stages, "verifying against the exact product");
+    const Eigen::MatrixXd exact = backend.exact_product(a.data, b.data, report.exact_ms);
+    t = Clock::now();
+    report.metrics = pagh::verify(product, exact, o.top);
+    report.verify_ms = ms_since(t);
+    report.exact_method = backend.exact_method();
+    for (auto& e : report.entries) e.exact = exact(e.row - 1, e.col - 1);
+  }
+
+  if (!o.output_path.empty() || !o.sketch_path.empty()) {
+    progress.stage(++stage, stages, "writing outputs");
+    t = Clock::now();
+    write_outputs(o, product, selected, matrix_staging, sketch_staging, report);
+    outputs.commit();
+    report.write_ms = ms_since(t);
+  }
+  progress.finish();
+  report.total_ms = ms_since(start);
+  // Which backend ran: said after the run, so that a failure stays a single line on stderr.
+  if (!diag.quiet() && !selection.auto_note.empty()) std::fprintf(stderr, "pagh-mm: %s\n", selection.auto_note.c_str());
+  if (diag.verbose() && selection.auto_note.empty()) std::fprintf(stderr, "pagh-mm: backend %s\n", backend.name().c_str());
+
+  if (diag.format == OutputFormat::json) print_multiply_json(report, std::cout);
+  else print_multiply_text(report, std::cout);
+  return 0;
+}
+
+}  // namespace pagh_mm

@@ -1,0 +1,29 @@
+// The command line of the main command: pagh-mm [options] A.mtx B.mtx
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common_options.hpp"
+
+namespace pagh_mm {
+
+struct MultiplyOptions {
+  std::string a_path, b_path;
+  SketchSettings sketch;
+  std::size_t top = 10;      // --top K: entries reported (and written with -o); the top-k of --verify
+  bool top_given = false;    // with --threshold, --top also caps the number of entries
+  std::optional<double> threshold;
+  bool full = false;         // -o writes the whole estimate as a dense array
+  std::string output_path;   // -o
+  std::string sketch_path;   // --save-sketch
+  bool verify = false;
+  Diagnostics diagnostics;
+};
+
+// nullopt when --help or --version was answered (on stdout); throws CliError or a Boost error (64).
+std::optional<MultiplyOptions> parse_multiply_options(const std::vector<std::string>& args);
+
+}  // namespace pagh_mm

@@ -1,0 +1,122 @@
+// The text rendering of results: aligned, 1-based, for people. Numbers use %g with enough digits to
+// tell estimates apart; exact values of integer products print as integers.
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "common_options.hpp"
+#include "reports.hpp"
+
+namespace pagh_mm {
+namespace {
+
+std::string format(const char* pattern, auto... values) {
+  char buffer[512];
+  std::snprintf(buffer, sizeof buffer, pattern, values...);
+  return buffer;
+}
+
+std::string number(double v) { return format("%.6g", v); }
+
+void print_entry_table(const std::vector<ReportedEntry>& entries, bool with_rank, std::ostream& out) {
+  const bool with_exact = !entries.empty() && entries.front().exact.has_value();
+  out << (with_rank ? " rank" : "") << format("%7s %7s %14s %11s", "row", "col", "estimate", "+-");
+  if (with_exact) out << format(" %14s %11s", "exact", "error");
+  out << '\n';
+  std::size_t rank = 0;
+  for (const auto& e : entries) {
+    if (with_rank) out << format("%5zu", ++rank);
+    out << format("%7" PRId64 " %7" PRId64 " %14.6g %11.4g", e.row, e.col, e.estimate, e.spread);
+    if (with_exact) out << format(" %14.6g %11.4g", *e.exact, e.estimate - *e.exact);
+    out << '\n';
+  }
+}
+
+std::string selection_heading(const Selection& s, std::size_t found, int sketches) {
+  const std::string bars = "(1-based; +- is half the range of the " + std::to_string(sketches) + " single estimates)";
+  switch (s.kind) {
+    case Selection::Kind::top:
+      return "top " + std::to_string(found) + " entries by |estimate| " + bars;
+    case Selection::Kind::threshold:
+      if (found == 0) return "no entry has |estimate| >= " + number(*s.threshold);
+      return std::to_string(found) + " entries with |estimate| >= " + number(*s.threshold) +
+             (s.limited ? " (the largest " + std::to_string(s.k) + " at most)" : "") + " " + bars;
+    case Selection::Kind::query:
+      return "estimates " + bars;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string describe_sketch(const pagh::CompressedProduct& product) {
+  const auto& p = product.params();
+  std::string text = "b = " + std::to_string(product.buckets()) + " buckets";
+  // Name the padding only when it is what chose b (not an explicit --buckets).
+  pagh::SketchParams by_pad = p;
+  by_pad.buckets = 0;
+  if (p.pad > 0 && pagh::sketch_length(product.rows(), product.cols(), by_pad) == product.buckets())
+    text += " (pad " + number(p.pad) + ")";
+  return text + ", d = " + std::to_string(product.repetitions()) + " sketches, seed " + std::to_string(p.seed) + ", " +
+         precision_name(p.precision) + ", " + algorithm_name(p.algorithm) + ", stabilization " +
+         stabilization_name(p.stabilization);
+}
+
+void print_multiply_text(const MultiplyReport& r, std::ostream& out) {
+  const auto& c = *r.product;
+  out << format("product   C = A*B, %" PRId64 " x %" PRId64 " (inner dimension %" PRId64 ")\n", c.rows(), c.cols(), r.inner);
+  for (const auto* in : {&r.a, &r.b})
+    out << format("%-9s %s: %" PRId64 " x %" PRId64 ", %s, %" PRId64 " stored entries\n", in == &r.a ? "A" : "B",
+                  in->path.c_str(), in->rows, in->cols, in->representation.c_str(), in->stored_entries);
+  out << "sketch    " << describe_sketch(c) << '\n';
+  out << "backend   " << r.backend_name << ": " << r.backend_device << '\n';
+  out << "||C||_F   ~ " << number(c.frobenius_estimate()) << " (from the sketch); sigma = ||C||_F/sqrt(b) = "
+      << number(c.sigma()) << " (std. dev. bound of one single estimate)\n\n";
+
+  out << selection_heading(r.selection, r.entries.size(), c.repetitions()) << (r.entries.empty() ? "\n" : ":\n");
+  if (!r.entries.empty()) print_entry_table(r.entries, true, out);
+
+  if (r.metrics) {
+    const auto& m = *r.metrics;
+    out << "\nverification against the exact product (" << r.exact_method << ", " << format("%.3g", r.exact_ms) << " ms):\n";
+    const auto line = [&](const std::string& label, const std::string& value) {
+      out << format("  %-28s %s\n", label.c_str(), value.c_str());
+    };
+    line("relative Frobenius error", format("%.4g   (||C^ - C||_F / ||C||_F over all entries)", m.relative_frobenius_error));
+    line("max |error|", format("%.4g = %.3g sigma", m.max_abs_error, m.max_error_in_sigmas));
+    line("||C||_F exact / estimated", format("%.6g / %.6g", m.frobenius_exact, m.frobenius_estimate));
+    line("top-" + std::to_string(m.top_k) + " recall / precision", format("%.3f / %.3f", m.top_k_recall, m.top_k_precision));
+  }
+
+  const auto& t = c.timings();
+  out << format("\ntime (ms) read %.3g | sketch %.3g (hashing %.3g, sketching %.3g, inverse %.3g) | select %.3g",
+                r.read_a_ms + r.read_b_ms, t.total_ms, t.hashing_ms, t.sketching_ms, t.inverse_ms, r.select_ms);
+  if (r.metrics) out << format(" | exact %.3g | metrics %.3g", r.exact_ms, r.verify_ms);
+  if (!r.output_path.empty() || !r.sketch_path.empty()) out << format(" | write %.3g", r.write_ms);
+  out << format(" | total %.3g\n", r.total_ms);
+  if (!r.output_path.empty())
+    out << "wrote     " << r.output_path << " (Matrix Market " << r.output_format << ", " << r.output_entries << " entries)\n";
+  if (!r.sketch_path.empty()) out << "saved     sketch to " << r.sketch_path << '\n';
+}
+
+void print_sketch_answer_text(const SketchAnswerReport& r, std::ostream& out) {
+  const auto& c = *r.product;
+  out << format("sketch    %s: C is %" PRId64 " x %" PRId64 " (inner dimension %" PRId64 ")\n", r.sketch_path.c_str(),
+                c.rows(), c.cols(), c.inner());
+  out << "          " << describe_sketch(c) << '\n';
+  out << "||C||_F   ~ " << number(c.frobenius_estimate()) << " (from the sketch); sigma = ||C||_F/sqrt(b) = "
+      << number(c.sigma()) << "\n\n";
+  out << selection_heading(r.selection, r.entries.size(), c.repetitions()) << (r.entries.empty() ? "\n" : ":\n");
+  if (!r.entries.empty()) print_entry_table(r.entries, r.selection.kind != Selection::Kind::query, out);
+  if (!r.output_path.empty()) out << "wrote     " << r.output_path << " (Matrix Market coordinate, " << r.entries.size() << " entries)\n";
+}
+
+std::vector<ReportedEntry> to_reported(const std::vector<pagh::Entry>& entries) {
+  std::vector<ReportedEntry> out;
+  out.reserve(entries.size());
+  for (const auto& e : entries) out.push_back({e.row + 1, e.col + 1, e.value, e.spread, std::nullopt});
+  return out;
+}
+
+}  // namespace pagh_mm

@@ -1,0 +1,74 @@
+// What the commands print: the collected results of a run (multiply, query, top) and the text and
+// JSON renderings of them (output_text.cpp, output_json.cpp). Keeping the data separate from the
+// rendering is what makes the two formats say the same thing.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "sketch/compressed_product.hpp"
+#include "sketch/verify.hpp"
+
+namespace pagh_mm {
+
+inline constexpr int kJsonSchemaVersion = 1;
+
+// An entry as reported: 1-based indices, the estimate, its error bar, and the exact value when known.
+struct ReportedEntry {
+  std::int64_t row = 0, col = 0;  // 1-based
+  double estimate = 0, spread = 0;
+  std::optional<double> exact;
+};
+
+std::vector<ReportedEntry> to_reported(const std::vector<pagh::Entry>& entries);
+
+struct InputSummary {
+  std::string path;
+  std::int64_t rows = 0, cols = 0, stored_entries = 0;
+  std::string representation;  // dense | sparse
+};
+
+// Which entries were asked for.
+struct Selection {
+  enum class Kind { top, threshold, query } kind = Kind::top;
+  std::size_t k = 0;               // top (and the cap of threshold when limited)
+  std::optional<double> threshold;
+  bool limited = false;            // threshold with a --top cap
+};
+
+struct MultiplyReport {
+  InputSummary a, b;
+  std::int64_t inner = 0;
+  std::string backend_requested, backend_name, backend_device, backend_note;
+  const pagh::CompressedProduct* product = nullptr;
+  Selection selection;
+  std::vector<ReportedEntry> entries;
+  std::optional<pagh::Metrics> metrics;
+  std::string exact_method;
+  double read_a_ms = 0, read_b_ms = 0, select_ms = 0, exact_ms = 0, verify_ms = 0, write_ms = 0, total_ms = 0;
+  std::string output_path, output_format;  // -o and "coordinate" | "array"
+  std::int64_t output_entries = 0;
+  std::string sketch_path;                 // --save-sketch
+};
+
+struct SketchAnswerReport {
+  std::string command;      // "query" | "top"
+  std::string sketch_path;
+  const pagh::CompressedProduct* product = nullptr;
+  Selection selection;
+  std::vector<ReportedEntry> entries;
+  std::string output_path;  // top -o
+};
+
+void print_multiply_text(const MultiplyReport& report, std::ostream& out);
+void print_multiply_json(const MultiplyReport& report, std::ostream& out);
+void print_sketch_answer_text(const SketchAnswerReport& report, std::ostream& out);
+void print_sketch_answer_json(const SketchAnswerReport& report, std::ostream& out);
+
+// "b = 1024 buckets (pad 8), d = 3 sketches, seed 1, fp32, folklore, stabilization none"
+std::string describe_sketch(const pagh::CompressedProduct& product);
+
+}  // namespace pagh_mm

@@ -1,0 +1,45 @@
+#include "sketch_answers.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "cli_error.hpp"
+#include "pagh/error.hpp"
+
+namespace pagh_mm {
+
+pagh::CompressedProduct load_sketch(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw CliError(ExitCode::no_input, path, "cannot open sketch: it is a directory");
+  if (!std::filesystem::exists(path, ec)) throw CliError(ExitCode::no_input, path, "cannot open sketch: no such file");
+  try {
+    return pagh::CompressedProduct::load(path);
+  } catch (const pagh::Error& e) {
+    // "pagh::CompressedProduct::load: <path>: <reason>": report "<path>: <reason>".
+    std::string reason = e.what();
+    const auto at = reason.find(path + ": ");
+    if (at != std::string::npos) reason = reason.substr(at + path.size() + 2);
+    const bool cannot_open = reason.starts_with("cannot open");
+    throw CliError(cannot_open ? ExitCode::no_input : ExitCode::data, path,
+                   cannot_open ? "cannot open sketch file" : "not a usable sketch: " + reason);
+  }
+}
+
+std::vector<pagh::Entry> entries_above(const pagh::CompressedProduct& product, double threshold,
+                                       std::optional<std::size_t> cap, const std::string& option) {
+  std::vector<pagh::Entry> found;
+  try {
+    found = product.above(threshold);
+  } catch (const pagh::Error&) {
+    usage_error(option, "too many entries have |estimate| >= " + std::to_string(threshold) +
+                            " (more than 2^26); raise the threshold or ask for the top entries instead");
+  }
+  // above() returns row-major order, so a stable sort by magnitude keeps ties by row, then column.
+  std::stable_sort(found.begin(), found.end(),
+                   [](const pagh::Entry& x, const pagh::Entry& y) { return std::fabs(x.value) > std::fabs(y.value); });
+  if (cap && found.size() > *cap) found.resize(*cap);
+  return found;
+}
+
+}  // namespace pagh_mm

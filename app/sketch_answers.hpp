@@ -1,0 +1,23 @@
+// What the commands that answer from a sketch share: loading a saved sketch with the right exit
+// status, and selecting the entries above a threshold.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sketch/compressed_product.hpp"
+
+namespace pagh_mm {
+
+// 66 when the file cannot be opened, 65 when it is not a valid sketch (wrong magic, version,
+// truncated, checksum mismatch), each with the library's reason.
+pagh::CompressedProduct load_sketch(const std::string& path);
+
+// Every entry with |estimate| >= threshold, largest first (ties: row, then column), at most `cap`.
+// More than 2^26 such entries is a usage error (64) naming `option`: the threshold is too low.
+std::vector<pagh::Entry> entries_above(const pagh::CompressedProduct& product, double threshold,
+                                       std::optional<std::size_t> cap, const std::string& option);
+
+}  // namespace pagh_mm
