@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -125,7 +126,10 @@ Result run_cuda(const Config& c) {
   r.copy_ms = copy * r.passes;
 
   // cuFFT R2C of the same n and batch, out of place into a complex buffer (n/2+1 per transform).
-  if (c.log2n >= 1 && (c.dtype == DType::f32 || c.dtype == DType::f64 || c.dtype == DType::f16 || c.dtype == DType::bf16)) {
+  // FWHT_BENCH_CUFFT=0 skips it (A/B sweeps of the FWHT kernels alone).
+  const char* cufft_env = std::getenv("FWHT_BENCH_CUFFT");
+  const bool want_cufft = cufft_env == nullptr || cufft_env[0] != '0';
+  if (want_cufft && c.log2n >= 1 && (c.dtype == DType::f32 || c.dtype == DType::f64 || c.dtype == DType::f16 || c.dtype == DType::bf16)) {
     const bool dbl = c.dtype == DType::f64;
     const std::size_t real_bytes = static_cast<std::size_t>(n * c.batch) * (dbl ? 8 : 4);
     const std::size_t cbytes = static_cast<std::size_t>((n / 2 + 1) * c.batch) * (dbl ? 16 : 8);

@@ -2,8 +2,9 @@
 // fresh random data: every dtype x normalization x stabilization x algorithm x compute type over
 // sizes that cross every pass boundary of the GPU schedule, f32 sizes 2^0..2^28 and one 2^30,
 // batches x strides x distances, in place and out of place, with poisoned outputs (every element of
-// the layout must be written, nothing outside it). Every test skips, naming the reason, when no
-// CUDA device is usable (CI has none).
+// the layout must be written, nothing outside it). The register-tile path (fast_pass.cuh) is also
+// run on unaligned buffers and under every schedule knob (FastPath*). Every test skips, naming the
+// reason, when no CUDA device is usable (CI has none).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -279,6 +280,79 @@ TEST_F(CudaTest, CallerWorkspace) {
   }
   // Plain f32 works in the output buffer: no workspace at all.
   EXPECT_EQ(Plan({.n = 1 << 24}, DType::f32, {}, Backend::cuda).workspace_bytes(), 0u);
+}
+
+// The register-tile path (fast_pass.cuh) on buffers that are not 16-byte aligned: scalar loads and
+// stores instead of 16-byte vectors, same bits; the element before and the elements after the
+// layout keep their poison.
+template <class T>
+void unaligned_case(const Shape& shape, const Options& o, cudaStream_t stream, std::mt19937_64& rng) {
+  SCOPED_TRACE("unaligned n=" + std::to_string(shape.n) + " batch=" + std::to_string(shape.batch) + " " + describe(o));
+  Plan cpu(shape, dtype_of<T>(), o, Backend::cpu);
+  Plan gpu(shape, dtype_of<T>(), o, Backend::cuda);
+  const auto extent = static_cast<std::size_t>(cpu.extent());
+  const auto input = random_data<T>(extent, rng);
+  std::vector<T> expect(extent);
+  cpu.execute(input.data(), expect.data());
+  const std::size_t padded = extent + 2;  // one poisoned element on each side
+  DeviceBuffer in(padded * sizeof(T)), out(padded * sizeof(T));
+  ASSERT_NE(in.p, nullptr);
+  ASSERT_NE(out.p, nullptr);
+  T* in1 = static_cast<T*>(in.p) + 1;
+  T* out1 = static_cast<T*>(out.p) + 1;
+  CUDA_OK(cudaMemset(out.p, 0xA5, padded * sizeof(T)));
+  CUDA_OK(cudaMemcpy(in1, input.data(), extent * sizeof(T), cudaMemcpyHostToDevice));
+  gpu.execute(in1, out1, stream);
+  CUDA_OK(cudaStreamSynchronize(stream));
+  std::vector<T> got(padded);
+  CUDA_OK(cudaMemcpy(got.data(), out.p, padded * sizeof(T), cudaMemcpyDeviceToHost));
+  T poisoned;
+  std::memset(&poisoned, 0xA5, sizeof(T));
+  EXPECT_EQ(std::memcmp(&got[0], &poisoned, sizeof(T)), 0) << "element before the layout written";
+  EXPECT_EQ(std::memcmp(&got[padded - 1], &poisoned, sizeof(T)), 0) << "element after the layout written";
+  const std::int64_t bad = first_bit_difference<T>(std::span<const T>(got.data() + 1, extent), std::span<const T>(expect));
+  ASSERT_EQ(bad, -1) << "first differing element " << bad;
+}
+
+TEST_F(CudaTest, FastPathUnaligned) {
+  FWHT_TRACE_SEED();
+  auto rng = test_rng();
+  for (int L : {4, 7, 12, 13, 14, 15, 19, 24}) {
+    const Shape s{.n = std::int64_t{1} << L, .batch = L < 15 ? 5 : 1};
+    ASSERT_NO_FATAL_FAILURE(unaligned_case<float>(s, {}, stream_, rng));
+    ASSERT_NO_FATAL_FAILURE(unaligned_case<f16>(s, {.normalization = Normalization::orthonormal}, stream_, rng));
+    ASSERT_NO_FATAL_FAILURE(unaligned_case<bf16>(s, {.compute = Compute::storage}, stream_, rng));
+  }
+}
+
+// Every schedule the benchmark knobs of the register-tile path select computes the same bits
+// (including the fused pair of strided passes, fused_pass, with one and with many strips).
+TEST_F(CudaTest, FastPathScheduleKnobs) {
+  FWHT_TRACE_SEED();
+  auto rng = test_rng();
+  struct Knob {
+    const char* name;
+    const char* value;
+  };
+  const std::vector<std::vector<Knob>> settings = {
+      {{"PAGH_FWHT_CUDA_FAST_SINGLE", "12"}}, {{"PAGH_FWHT_CUDA_FAST_SINGLE", "13"}},
+      {{"PAGH_FWHT_CUDA_FAST_SINGLE", "14"}},
+      {{"PAGH_FWHT_CUDA_FAST_FIRST", "12"}},  {{"PAGH_FWHT_CUDA_FAST_FIRST", "13"}},
+      {{"PAGH_FWHT_CUDA_FAST_FIRST", "10"}},  // three passes from 2^21: the last two fused
+      {{"PAGH_FWHT_CUDA_FAST_FIRST", "10"}, {"PAGH_FWHT_CUDA_FUSE", "0"}},
+      {{"PAGH_FWHT_CUDA_FAST_FIRST", "10"}, {"PAGH_FWHT_CUDA_FUSE_MB", "1"}},  // many strips
+      {{"PAGH_FWHT_CUDA_FAST_FIRST", "10"}, {"PAGH_FWHT_CUDA_FUSE_MB", "1"}, {"PAGH_FWHT_CUDA_FUSE_LAG", "1"}},
+      {{"PAGH_FWHT_CUDA_FAST_STAGE", "0"}},
+  };
+  for (const auto& knobs : settings) {
+    for (const Knob& k : knobs) setenv(k.name, k.value, 1);
+    for (int L : {4, 5, 9, 12, 13, 14, 15, 17, 20, 22, 23, 24, 25}) {
+      const Shape s{.n = std::int64_t{1} << L, .batch = L <= 14 ? 7 : 2};
+      ASSERT_NO_FATAL_FAILURE(check_case<float>(s, {}, L % 2 == 0, stream_, rng));
+      ASSERT_NO_FATAL_FAILURE(check_case<bf16>(s, {.normalization = Normalization::inverse}, L % 2 == 1, stream_, rng));
+    }
+    for (const Knob& k : knobs) unsetenv(k.name);
+  }
 }
 
 TEST_F(CudaTest, UnsupportedAndMisuse) {

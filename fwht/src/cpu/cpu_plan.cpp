@@ -40,6 +40,7 @@ using index = std::int64_t;
 constexpr index kSmallBytes = 256 * 1024;  // whole transform in one thread's buffer (L2)
 constexpr index kChunkBytes = 128 * 1024;  // pass 1 block (L2)
 constexpr index kRowBytes = 256;           // tile row: 4 cache lines
+constexpr index kParallelElements = 1 << 15;  // below this much work per execute, one thread is faster
 constexpr int kMaxTileStages = 8;          // 256 rows x 256 B = 64 KiB tile
 
 int log2_floor(index v) { return 63 - std::countl_zero(static_cast<std::uint64_t>(v)); }
@@ -110,7 +111,7 @@ class CpuPlan final : public PlanImpl {
     S* out = static_cast<S*>(out_ptr);
     Failure failure;
     if (small_) {
-      const int threads = static_cast<int>(std::min<index>(threads_, batch_));
+      const int threads = n_ * batch_ < kParallelElements ? 1 : static_cast<int>(std::min<index>(threads_, batch_));
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
       for (index t = 0; t < batch_; ++t) {
         C* buf = scratch(omp_get_thread_num());

@@ -22,20 +22,20 @@ __device__ __forceinline__ void butterfly(C& A, C& B, C& eA, C& eB) {
       eA = ((a2 - a) - b) + (ea + eb);
       eB = ((b2 - a) + b) + (ea - eb);
     } else {  // Neumaier: recover each error summing the two largest-magnitude terms first
+      // The reference's three cases per error, without branches: each case is ((p + q) + r) over
+      // the same three terms in a case-dependent order (x - y is x + (-y) exactly), so the operands
+      // are selected and one sequence of additions runs; results are bit-identical to
+      //   eA = c1 ? ((a2 - a) - b) : c2 ? ((a2 - b) - a) : ((-a - b) + a2), then + (ea + eb),
+      //   eB = d1 ? ((b2 - a) + b) : d2 ? ((b2 + b) - a) : ((-a + b) + b2), then + (ea - eb).
       using M = Math<C>;
       const C abs_a = M::abs(a), abs_b = M::abs(b), abs_a2 = M::abs(a2), abs_b2 = M::abs(b2);
-      if (abs_b <= abs_a2 && abs_b <= abs_a)
-        eA = ((a2 - a) - b) + (ea + eb);
-      else if (abs_a <= abs_a2 && abs_a <= abs_b)
-        eA = ((a2 - b) - a) + (ea + eb);
-      else
-        eA = ((-a - b) + a2) + (ea + eb);
-      if (abs_b <= abs_b2 && abs_b <= abs_a)
-        eB = ((b2 - a) + b) + (ea - eb);
-      else if (abs_a <= abs_b2 && abs_a <= abs_b)
-        eB = ((b2 + b) - a) + (ea - eb);
-      else
-        eB = ((-a + b) + b2) + (ea - eb);
+      const C na = -a, nb = -b;
+      const bool c1 = abs_b <= abs_a2 && abs_b <= abs_a, c2 = abs_a <= abs_a2 && abs_a <= abs_b;
+      const bool d1 = abs_b <= abs_b2 && abs_b <= abs_a, d2 = abs_a <= abs_b2 && abs_a <= abs_b;
+      const C pa = (c1 || c2) ? a2 : na, qa = c1 ? na : nb, ra = c1 ? nb : (c2 ? na : a2);
+      const C pb = (d1 || d2) ? b2 : na, qb = d1 ? na : b, rb = d1 ? b : (d2 ? na : b2);
+      eA = ((pa + qa) + ra) + (ea + eb);
+      eB = ((pb + qb) + rb) + (ea - eb);
     }
     A = a2;
     B = b2;

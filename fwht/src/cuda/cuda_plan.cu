@@ -8,12 +8,16 @@
 // algorithm as the CPU and the reference, bit for bit); a single-pass plan needs no error buffer.
 #include <cuda_runtime.h>
 
+#include <bit>
+#include <cstdlib>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "cuda/arithmetic.cuh"
 #include "cuda/check.hpp"
 #include "cuda/cuda_plan.hpp"
+#include "cuda/fast_pass.hpp"
 #include "cuda/schedule.hpp"
 #include "cuda/tile_pass.hpp"
 #include "common/arithmetic.hpp"
@@ -29,6 +33,16 @@ std::size_t round_up(std::size_t v, std::size_t m) { return (v + m - 1) / m * m;
 
 bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0; }
 
+// The register-tile kernel (fast_pass.cuh) takes plain folklore transforms of 4-byte compute types
+// on packed layouts with 16 <= n <= 2^31 (32-bit element offsets inside a tile); everything else
+// runs the general tile pass (tile_pass.cuh).
+// PAGH_FWHT_CUDA_FAST=0 turns it off (benchmarks compare the two in one run).
+bool use_fast(const Shape& shape, int compute_bytes, const Options& o) {
+  if (const char* env = std::getenv("PAGH_FWHT_CUDA_FAST"); env && env[0] == '0') return false;
+  return compute_bytes == 4 && o.stabilization == Stabilization::none && o.algorithm == Algorithm::folklore &&
+         shape.stride == 1 && shape.distance == shape.n && shape.n >= 16 && shape.n <= (std::int64_t{1} << 31);
+}
+
 template <class Tr>
 class CudaPlan final : public PlanImpl {
   using S = typename Tr::S;
@@ -39,15 +53,37 @@ class CudaPlan final : public PlanImpl {
  public:
   CudaPlan(const Shape& shape, const Options& o) : shape_(shape), options_(o) {
     stabilized_ = o.stabilization != Stabilization::none;
-    schedule_ = make_schedule(shape.n, shape.batch, sizeof(C), stabilized_, o.algorithm == Algorithm::alman_rao);
-    const bool multi = schedule_.passes.size() > 1;
+    fast_ = use_fast(shape, sizeof(C), o);
+    std::size_t passes = 0;
+    if (fast_) {
+      fast_schedule_ = make_fast_schedule(shape.n, shape.batch, static_cast<int>(sizeof(S)));
+      fused_ = make_fused(fast_schedule_, shape.n, shape.batch, static_cast<int>(sizeof(W)));
+      passes = fast_schedule_.size();
+      for (const FastPass& p : fast_schedule_)
+        for (bool first : {false, true})
+          for (bool last : {false, true}) launch_fast<Tr>(FastArgs{}, p.block_log, first, last, 0, nullptr, true);
+      if (fused_.fused) {
+        int per_sm = 0, device = 0, sms = 0;
+        launch_fused<Tr>(FusedArgs{}, fused_.block_log, true, 0, nullptr, true, &per_sm);
+        launch_fused<Tr>(FusedArgs{}, fused_.block_log, false, 0, nullptr, true, nullptr);
+        FWHT_CUDA_CHECK(cudaGetDevice(&device), kWhere);
+        FWHT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), kWhere);
+        fused_blocks_ = std::max(1, per_sm) * static_cast<std::int64_t>(sms);
+        fused_.lag = fused_lag(fused_, fused_blocks_);
+        counter_bytes_ = round_up(static_cast<std::size_t>(1 + fused_.strips) * sizeof(unsigned), 256);
+      }
+    } else {
+      schedule_ = make_schedule(shape.n, shape.batch, sizeof(C), stabilized_, o.algorithm == Algorithm::alman_rao);
+      passes = schedule_.passes.size();
+      for (const PassGeometry& p : schedule_.passes)
+        for (bool first : {false, true})
+          for (bool last : {false, true})
+            launch_pass<Tr>(PassArgs{}, o.stabilization, o.algorithm, first, last, 0, shared_bytes(p), nullptr, true);
+    }
+    const bool multi = passes > 1;
     const auto plane = static_cast<std::size_t>(shape.n * shape.batch) * sizeof(W);
     work_bytes_ = (multi && !kDirect) ? round_up(plane, 256) : 0;
     error_bytes_ = (multi && stabilized_) ? round_up(plane, 256) : 0;
-    for (const PassGeometry& p : schedule_.passes)
-      for (bool first : {false, true})
-        for (bool last : {false, true})
-          launch_pass<Tr>(PassArgs{}, o.stabilization, o.algorithm, first, last, 0, shared_bytes(p), nullptr, true);
     if (workspace_bytes() > 0) FWHT_CUDA_CHECK(cudaMalloc(&owned_, workspace_bytes()), kWhere);
   }
   ~CudaPlan() override {
@@ -65,6 +101,10 @@ class CudaPlan final : public PlanImpl {
     const index work_distance = kDirect ? shape_.distance : shape_.n;
     const index work_stride = kDirect ? shape_.stride : 1;
     void* errors = error_bytes_ ? static_cast<void*>(ws + work_bytes_) : nullptr;
+    if (fast_) {
+      execute_fast(in, out, work, counter_bytes_ ? ws + work_bytes_ + error_bytes_ : nullptr, stream);
+      return;
+    }
     const std::size_t count = schedule_.passes.size();
     for (std::size_t k = 0; k < count; ++k) {
       const PassGeometry& p = schedule_.passes[k];
@@ -96,9 +136,56 @@ class CudaPlan final : public PlanImpl {
     }
   }
 
-  std::size_t workspace_bytes() const override { return work_bytes_ + error_bytes_; }
+  std::size_t workspace_bytes() const override { return work_bytes_ + error_bytes_ + counter_bytes_; }
 
  private:
+  void execute_fast(const void* in, void* out, void* work, unsigned char* counters, cudaStream_t stream) {
+    const std::size_t count = fast_schedule_.size();
+    for (std::size_t k = 0; k < count; ++k) {
+      const bool first = k == 0, last = k + 1 == count;
+      if (fused_.fused && k + 2 == count) {  // the last two passes in one launch
+        FusedArgs f;
+        f.a = fast_args(in, out, work, k);
+        f.b = fast_args(in, out, work, k + 1);
+        f.counters = reinterpret_cast<unsigned*>(counters);
+        f.strips = fused_.strips;
+        f.strips_per_transform = fused_.strips_per_transform;
+        f.strip_columns = fused_.strip_columns;
+        f.tiles_a = fused_.tiles_a;
+        f.tiles_b = fused_.tiles_b;
+        f.lag = fused_.lag;
+        f.hints = fused_hints_;
+        FWHT_CUDA_CHECK(cudaMemsetAsync(counters, 0, counter_bytes_, stream), "fwht::Plan::execute (cuda)");
+        launch_fused<Tr>(f, fused_.block_log, true, fused_blocks_, stream, false, nullptr);
+        return;
+      }
+      launch_fast<Tr>(fast_args(in, out, work, k), fast_schedule_[k].block_log, first, last, fast_schedule_[k].blocks,
+                      stream, false);
+    }
+  }
+
+  FastArgs fast_args(const void* in, void* out, void* work, std::size_t k) const {
+    const std::size_t count = fast_schedule_.size();
+    {
+      const FastPass& p = fast_schedule_[k];
+      const bool first = k == 0, last = k + 1 == count;
+      FastArgs a;
+      a.src = first ? in : work;
+      a.dst = last ? out : work;
+      a.total = shape_.n * shape_.batch;
+      a.n = shape_.n;
+      a.log2n = std::countr_zero(static_cast<std::uint64_t>(shape_.n));
+      a.s = p.s, a.g = p.g, a.w = p.w;
+      a.scale = detail::normalization_factor(options_.normalization, shape_.n);
+      a.scaled = !Tr::kInteger && options_.normalization != Normalization::none;
+      a.inverse = Tr::kInteger && options_.normalization == Normalization::inverse;
+      a.vec_src = first && aligned16(a.src);
+      a.vec_dst = first && aligned16(a.dst);
+      a.staged = staged_ && sizeof(S) == 4;  // 2-byte storage: direct loads measured faster
+      return a;
+    }
+  }
+
   std::size_t shared_bytes(const PassGeometry& p) const {
     return pass_shared_bytes(p.block_elements_log(), sizeof(C), stabilized_ ? 2 : 1);
   }
@@ -115,7 +202,22 @@ class CudaPlan final : public PlanImpl {
   Options options_;
   bool stabilized_ = false;
   Schedule schedule_;
-  std::size_t work_bytes_ = 0, error_bytes_ = 0;
+  bool fast_ = false;
+  // Benchmark knob: PAGH_FWHT_CUDA_FAST_STAGE=0 loads first-pass tiles straight into registers
+  // (16-byte loads of consecutive elements per thread) instead of through cp.async.
+  bool staged_ = [] {
+    const char* env = std::getenv("PAGH_FWHT_CUDA_FAST_STAGE");
+    return !(env && env[0] == '0');
+  }();
+  std::vector<FastPass> fast_schedule_;
+  FusedGeometry fused_;
+  // Benchmark knob: PAGH_FWHT_CUDA_FUSE_HINTS=0 drops the L2 eviction hints of the fused passes.
+  bool fused_hints_ = [] {
+    const char* env = std::getenv("PAGH_FWHT_CUDA_FUSE_HINTS");
+    return !(env && env[0] == '0');
+  }();
+  std::int64_t fused_blocks_ = 0;
+  std::size_t work_bytes_ = 0, error_bytes_ = 0, counter_bytes_ = 0;
   void* owned_ = nullptr;
 };
 
@@ -147,6 +249,13 @@ std::unique_ptr<PlanImpl> make_cuda_plan(const Shape& shape, DType dtype, const 
 }
 
 int pass_count(const Shape& shape, DType dtype, const Options& o) {
+  if (use_fast(shape, compute_bytes(dtype), o)) {
+    // A fused pair of passes is one launch and, through L2, about one pass of device memory.
+    auto passes = make_fast_schedule(shape.n, shape.batch, static_cast<int>(size_of(dtype)));
+    const int work = dtype == DType::f16 || dtype == DType::bf16 ? (o.compute == Compute::f32 ? 4 : 2) : 4;
+    const bool fused = make_fused(passes, shape.n, shape.batch, work).fused;
+    return static_cast<int>(passes.size()) - (fused ? 1 : 0);
+  }
   return static_cast<int>(make_schedule(shape.n, shape.batch, compute_bytes(dtype), o.stabilization != Stabilization::none,
                                         o.algorithm == Algorithm::alman_rao)
                               .passes.size());

@@ -1,8 +1,10 @@
 // Pass kernels for f32 (compute in float).
+#include "cuda/fast_pass.cuh"
 #include "cuda/tile_pass.cuh"
 
 namespace fwht::cuda {
 FWHT_INSTANTIATE_PASS(NativeTraits<float>)
+FWHT_INSTANTIATE_FAST(NativeTraits<float>)
 
 cudaError_t probe_kernel_image() {
   cudaFuncAttributes attributes{};

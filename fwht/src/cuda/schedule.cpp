@@ -80,4 +80,113 @@ Schedule make_schedule(std::int64_t n, std::int64_t batch, int compute_bytes, bo
   return best;
 }
 
+namespace {
+
+int env_int(const char* name, int fallback, int lo, int hi) {
+  const char* env = std::getenv(name);
+  if (env == nullptr) return fallback;
+  int v = 0;
+  if (std::sscanf(env, "%d", &v) != 1 || v < lo || v > hi) return fallback;
+  return v;
+}
+
+}  // namespace
+
+// Tuning knobs for benchmarks (results do not depend on them: stages still run in increasing
+// order): PAGH_FWHT_CUDA_FAST_FIRST = most stages of the first pass of a multi-pass plan (8..14),
+// PAGH_FWHT_CUDA_FAST_SINGLE = block_log of single-pass plans of n <= 2^12 (12..14).
+std::vector<FastPass> make_fast_schedule(std::int64_t n, std::int64_t batch, int storage_bytes) {
+  const int L = std::countr_zero(static_cast<std::uint64_t>(n));
+  if (L < 4) throw pagh::Error("fwht::Plan (cuda)", "the fast pass needs n >= 16");
+  const std::int64_t total = n * batch;
+  std::vector<FastPass> out;
+  if (L <= 14) {
+    FastPass p;
+    p.g = L;
+    // 2^13-element blocks measured fastest for n = 2^9..2^12 (fewer barriers per element than 2^12);
+    // 2^12 for n <= 2^8 with 4-byte storage (bench/NOTES.md).
+    const int single = storage_bytes == 2 || L > 8 ? 13 : 12;
+    p.block_log = std::max(L, env_int("PAGH_FWHT_CUDA_FAST_SINGLE", single, 12, 14));
+    p.blocks = (total + (std::int64_t{1} << p.block_log) - 1) >> p.block_log;
+    out.push_back(p);
+    return out;
+  }
+  const int first_max = env_int("PAGH_FWHT_CUDA_FAST_FIRST", 14, 8, 14);
+  // Later passes: one of up to 10 stages, else two balanced ones; at least 4 stages each.
+  std::vector<int> later;
+  const int rest = L - first_max;
+  if (rest <= 10) {
+    later.push_back(std::max(4, rest));
+  } else {
+    int left = rest;
+    const int count = (rest + 9) / 10;
+    for (int k = count; k > 0; --k) {
+      const int g = (left + k - 1) / k;
+      later.push_back(g);
+      left -= g;
+    }
+  }
+  int g1 = L;
+  for (int g : later) g1 -= g;
+  FastPass first;
+  first.g = g1;
+  first.block_log = std::max(12, g1);
+  first.blocks = (total + (std::int64_t{1} << first.block_log) - 1) >> first.block_log;
+  out.push_back(first);
+  int s = g1;
+  for (int g : later) {
+    FastPass p;
+    p.s = s;
+    p.g = g;
+    p.block_log = std::min(14, std::max(12, g + 5));  // rows of >= 32 columns where the tile allows
+    p.w = p.block_log - g;
+    if (p.w > 8) p.w = 8, p.block_log = g + 8;
+    if (g < 4 || g > 10 || p.w < 4 || p.w > s || p.block_log < 12 || p.block_log > 14)
+      throw pagh::Error("fwht::Plan (cuda)", "fast schedule: no tile for stages " + std::to_string(s) + "+" +
+                                                 std::to_string(g) + " of 2^" + std::to_string(L));
+    p.blocks = batch << (L - g - p.w);
+    out.push_back(p);
+    s += g;
+  }
+  return out;
+}
+
+// Tuning knobs: PAGH_FWHT_CUDA_FUSE=0 turns fusion off, PAGH_FWHT_CUDA_FUSE_MB = strip size in MiB
+// (1..32, default 4; the L2 is 50 MB on an H100, 60 MB on an H200).
+FusedGeometry make_fused(std::vector<FastPass>& passes, std::int64_t n, std::int64_t batch, int work_bytes) {
+  FusedGeometry f;
+  if (passes.size() != 3) return f;
+  if (const char* env = std::getenv("PAGH_FWHT_CUDA_FUSE"); env && env[0] == '0') return f;
+  FastPass& a = passes[1];
+  FastPass& b = passes[2];
+  const int block_log = std::max(a.block_log, b.block_log);
+  const int wa = block_log - a.g, wb = block_log - b.g;
+  if (block_log > 13 || wa < 4 || wa > 8 || wb < 4 || wb > 8 || wa > a.s || wb > b.s) return f;
+  const int L = std::countr_zero(static_cast<std::uint64_t>(n));
+  const int mib = env_int("PAGH_FWHT_CUDA_FUSE_MB", 4, 1, 32);
+  // Strip: strip_columns x 2^(L - a.s) rows of work_bytes each, a power of two near mib MiB.
+  const std::int64_t row_bytes = (std::int64_t{1} << (L - a.s)) * work_bytes;
+  std::int64_t columns = 1;
+  while (columns * 2 * row_bytes <= (std::int64_t{mib} << 20)) columns *= 2;
+  columns = std::max(columns, std::int64_t{1} << std::max(wa, wb));
+  columns = std::min(columns, std::int64_t{1} << a.s);
+  if (columns < (std::int64_t{1} << std::max(wa, wb))) return f;
+  a.w = wa, b.w = wb;
+  a.block_log = b.block_log = block_log;
+  f.fused = true;
+  f.block_log = block_log;
+  f.strip_columns = columns;
+  f.strips_per_transform = (std::int64_t{1} << a.s) / columns;
+  f.strips = batch * f.strips_per_transform;
+  f.tiles_a = (std::int64_t{1} << b.g) * (columns >> wa);
+  f.tiles_b = (std::int64_t{1} << a.g) * (columns >> wb);
+  return f;
+}
+
+std::int64_t fused_lag(const FusedGeometry& f, std::int64_t resident_blocks) {
+  const std::int64_t lag = (3 * resident_blocks + 2 * f.tiles_a - 1) / (2 * f.tiles_a);
+  const int fallback = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(lag, 64)));
+  return env_int("PAGH_FWHT_CUDA_FUSE_LAG", fallback, 1, 64);
+}
+
 }  // namespace fwht::cuda

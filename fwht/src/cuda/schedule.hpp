@@ -53,4 +53,34 @@ struct Schedule {
 // Alman-Rao passes end on stage r + 3k (H8 kernels are never split between passes).
 Schedule make_schedule(std::int64_t n, std::int64_t batch, int compute_bytes, bool stabilized, bool alman_rao);
 
+// Passes of the register-tile kernel (fast_pass.cuh): plain folklore, 4-byte compute types, packed
+// layouts, n >= 16. The first pass applies stages [0, g) to blocks of 2^block_log consecutive
+// elements (several transforms per block when n is small); each later pass applies stages
+// [s, s+g) to tiles of 2^g rows x 2^w columns (w = block_log - g, 4 <= w <= 8, 2^w <= 2^s).
+// block_log is 12..14; g <= 14 on the first pass, 4 <= g <= 10 on later ones: one pass up to
+// 2^14, two up to 2^24, three up to 2^34. Single-pass plans of n <= 2^12 use 2^13-element blocks,
+// except 2^12 for n <= 2^8 with 4-byte storage (bench/NOTES.md).
+struct FastPass {
+  int s = 0, g = 0, w = 0, block_log = 12;
+  std::int64_t blocks = 0;
+};
+std::vector<FastPass> make_fast_schedule(std::int64_t n, std::int64_t batch, int storage_bytes);
+
+// Fusing the last two passes of a three-pass fast schedule into one launch (fused_pass in
+// fast_pass.cuh): strips of strip_columns columns (all rows of the strip: about 8 MiB) are
+// processed by the first of the two passes and then by the second while they are still in L2, so
+// the two passes cost about one pass of device-memory traffic (when L2 keeps them: measured). Both use one block_log; the
+// schedule's w of the two passes is adjusted to it. fused == false when the schedule has no three
+// passes or PAGH_FWHT_CUDA_FUSE=0.
+struct FusedGeometry {
+  bool fused = false;
+  int block_log = 12;
+  std::int64_t strip_columns = 0, strips_per_transform = 0, strips = 0, tiles_a = 0, tiles_b = 0;
+  std::int64_t lag = 1;  // set by the plan from the resident blocks (fused_lag)
+};
+// Strips between a strip's A tiles and its B tiles: enough A tiles (1.5x the resident blocks) for
+// the B tiles rarely to wait. PAGH_FWHT_CUDA_FUSE_LAG overrides (1..64).
+std::int64_t fused_lag(const FusedGeometry& f, std::int64_t resident_blocks);
+FusedGeometry make_fused(std::vector<FastPass>& passes, std::int64_t n, std::int64_t batch, int work_bytes);
+
 }  // namespace fwht::cuda

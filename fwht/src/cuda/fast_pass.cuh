@@ -1,0 +1,519 @@
+// The register-tile pass: plain folklore stages of 4-byte compute types on packed layouts.
+//
+// A block of 256 threads holds 2^B elements (B = 12, 13, 14) in registers, E = 2^(B-8) per thread
+// (Eps = log2 E = 4, 5, 6). Tile index e of the block: on the first pass the block is 2^B
+// consecutive elements of the packed buffer (stage bits [0, g); the bits above g select one of
+// several small transforms); on a strided pass it is 2^g rows x 2^w columns, row r and column c
+// at tile_base + c + r*2^s (column bits [0, w), stage bits [w, w+g)).
+//
+// The stages run in rounds. In a round, thread t holds the E elements e = part(t, lo) | (m << lo),
+// m = 0..E-1: register bits [lo, lo+Eps), the remaining bits of e taken from t in increasing order,
+// so lanes of a warp own the lowest other bits (consecutive columns / elements: coalesced). A round
+// applies the stages of its register bits that are still due, in increasing order, on registers
+// (the reference's exact butterfly: A = a + B, B = a - B). Between rounds the block exchanges the
+// tile through shared memory (one store, one load per element). The first round reads device memory
+// (first pass: the block's tile through warp-coalesced cp.async into shared memory, then E
+// consecutive elements per thread with LDS.128 - or, for 2-byte storage and unaligned buffers,
+// straight 16-byte / scalar loads; strided: one element per load, a warp covering consecutive
+// columns), the last round writes it directly: one read and one write of device memory per element
+// per pass, with all of a thread's loads in flight at once. fused_pass runs two strided passes in
+// one persistent launch so that the second reads the first's output from L2.
+//
+// Shared index e is stored at e ^ bank_xor(e): an XOR of higher bits into the 5 bank bits, chosen
+// so that for every lo the 32 lanes of a warp hit 32 different banks (checked for every lo and Eps
+// by enumeration; see bench/NOTES.md). It is linear over XOR, so the address of m is the thread's
+// address XOR the basis addresses of m's bits; visiting m in Gray-code order costs one XOR per
+// element.
+#pragma once
+
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+#include "cuda/arithmetic.cuh"
+#include "cuda/check.hpp"
+#include "cuda/fast_pass.hpp"
+#include "pagh/error.hpp"
+
+namespace fwht::cuda {
+
+// Blocks per SM the register allocation must allow (ptxas -v: no spills with these). With 64
+// elements per thread only first passes of plain float/integer compute fit 80 registers (3
+// blocks); strided passes and the rounded 16-bit compute type spill there and get 2.
+template <int Eps, bool Three> struct FastBounds;
+template <bool Three> struct FastBounds<4, Three> { static constexpr int kMinBlocks = 6; };
+template <bool Three> struct FastBounds<5, Three> { static constexpr int kMinBlocks = 3; };
+template <bool Three> struct FastBounds<6, Three> { static constexpr int kMinBlocks = Three ? 3 : 2; };
+template <class Tr, bool First>
+inline constexpr bool kThreeWide =
+    First && (std::is_same_v<typename Tr::C, float> || std::is_integral_v<typename Tr::C>);
+
+template <int Eps>
+__device__ __forceinline__ int bank_xor(int e) {
+  const int x = e >> 5;
+  if constexpr (Eps == 4) return ((x & 7) << 1) ^ (((x >> 3) & 1) * 17);
+  else if constexpr (Eps == 5) return x & 31;
+  else return (x >> 1) & 31;
+}
+template <int Eps>
+__device__ __forceinline__ int swizzle(int e) { return e ^ bank_xor<Eps>(e); }
+
+// Bits of e that come from the thread in a round with register bits [lo, lo + Eps).
+template <int Eps>
+__device__ __forceinline__ int thread_part(int t, int lo) {
+  return (t & ((1 << lo) - 1)) | ((t >> lo) << (lo + Eps));
+}
+
+constexpr int ctz_const(int k) {
+  int c = 0;
+  while ((k & 1) == 0) k >>= 1, ++c;
+  return c;
+}
+
+// Stages on register bits [k0, k1), increasing. The common full round (all Eps bits) is straight-line
+// code; a partial round (the last one, or a small transform) branches per stage.
+template <int Eps, class C>
+__device__ __forceinline__ void register_stage(C (&v)[1 << Eps], int k) {
+#pragma unroll
+  for (int m = 0; m < (1 << Eps); ++m) {
+    if ((m & (1 << k)) == 0) {
+      const C a = v[m];
+      v[m] = a + v[m | (1 << k)];
+      v[m | (1 << k)] = a - v[m | (1 << k)];
+    }
+  }
+}
+template <int Eps, int K0, int K1, class C>
+__device__ __forceinline__ void stage_range(C (&v)[1 << Eps]) {
+#pragma unroll
+  for (int k = K0; k < K1; ++k) register_stage<Eps>(v, k);
+}
+// Straight-line code for the full round, every suffix [k0, Eps) (the last round of a pass, clipped
+// to the tile) and, for Eps <= 5, every prefix [0, k1) (small transforms, several per block); other
+// partial rounds take the branching form.
+template <int Eps, int K, class C>
+__device__ __forceinline__ bool prefix_or_suffix(C (&v)[1 << Eps], int k0, int k1) {
+  if constexpr (K > Eps) {
+    return false;
+  } else {
+    if (Eps <= 5 && k0 == 0 && k1 == K) {  // prefixes: small transforms in one block (Eps 4, 5)
+      stage_range<Eps, 0, K>(v);
+      return true;
+    }
+    if (K < Eps && k0 == K && k1 == Eps) {
+      stage_range<Eps, K, Eps>(v);
+      return true;
+    }
+    return prefix_or_suffix<Eps, K + 1>(v, k0, k1);
+  }
+}
+template <int Eps, class C>
+__device__ __forceinline__ void register_stages(C (&v)[1 << Eps], int k0, int k1) {
+  if (k0 == 0 && k1 == Eps) {
+    stage_range<Eps, 0, Eps>(v);
+  } else if (!prefix_or_suffix<Eps, 1>(v, k0, k1)) {
+#pragma unroll
+    for (int k = 0; k < Eps; ++k)
+      if (k >= k0 && k < k1) register_stage<Eps>(v, k);
+  }
+}
+
+// Registers <-> shared memory with the round's map (register bits [lo, lo + Eps)).
+template <int Eps, bool ToShared, class C>
+__device__ __forceinline__ void exchange(C* sm, C (&v)[1 << Eps], int t, int lo) {
+  static_assert(sizeof(C) == 4);
+  int basis[Eps];  // byte offsets
+#pragma unroll
+  for (int j = 0; j < Eps; ++j) basis[j] = swizzle<Eps>(1 << (lo + j)) * 4;
+  if constexpr (Eps <= 5) {
+    // sm is aligned to its own size (fast_shared_bytes allocates twice that): the shared-window
+    // address of element e is base | 4 * swizzle(e), so each step is one XOR, no add.
+    unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(sm)) | (swizzle<Eps>(thread_part<Eps>(t, lo)) * 4);
+#pragma unroll
+    for (int k = 0; k < (1 << Eps); ++k) {
+      if (k > 0) addr ^= static_cast<unsigned>(basis[ctz_const(k)]);
+      const int m = k ^ (k >> 1);
+      float* x = reinterpret_cast<float*>(&v[m]);
+      if constexpr (ToShared) asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "f"(*x) : "memory");
+      else asm volatile("ld.shared.b32 %0, [%1];" : "=f"(*x) : "r"(addr) : "memory");
+    }
+  } else {
+    unsigned char* bytes = reinterpret_cast<unsigned char*>(sm);
+    int addr = swizzle<Eps>(thread_part<Eps>(t, lo)) * 4;
+#pragma unroll
+    for (int k = 0; k < (1 << Eps); ++k) {
+      if (k > 0) addr ^= basis[ctz_const(k)];
+      const int m = k ^ (k >> 1);
+      if constexpr (ToShared) *reinterpret_cast<C*>(bytes + addr) = v[m];
+      else v[m] = *reinterpret_cast<const C*>(bytes + addr);
+    }
+  }
+}
+
+// The block's tile of shared memory: for Eps <= 5 aligned to 2^(B+2) bytes inside the doubled
+// allocation (see exchange).
+template <int Eps, class C>
+__device__ __forceinline__ C* tile_shared() {
+  extern __shared__ __align__(16) unsigned char fast_shared[];
+  if constexpr (Eps <= 5) {
+    constexpr unsigned kBytes = 4u << (Eps + 8);
+    const unsigned base = static_cast<unsigned>(__cvta_generic_to_shared(fast_shared));
+    return reinterpret_cast<C*>(fast_shared + (((base + kBytes - 1) & ~(kBytes - 1)) - base));
+  } else {
+    return reinterpret_cast<C*>(fast_shared);
+  }
+}
+
+// One tile of one pass (a.s, a.g, a.w), the block's 2^B elements starting at tile_base: load,
+// rounds, store. Hint (fused passes, 4-byte work type): 0 none; 1 (first of two fused passes)
+// loads marked evict-first in L2 and stores evict-last, so that they stay for the second; 2 (the
+// second) loads bypass L1 (written by other blocks of the same launch) and are marked evict-first,
+// as are the stores. 3: loads bypass L1, no L2 hints.
+template <class Tr, int Eps, bool First, bool Last, int Hint = 0>
+__device__ __forceinline__ void run_tile(const FastArgs& a, const std::int64_t tile_base, typename Tr::C* sm) {
+  using C = typename Tr::C;
+  using W = typename Tr::W;
+  using S = typename Tr::S;
+  using Src = std::conditional_t<First, S, W>;
+  using Dst = std::conditional_t<Last, S, W>;
+  static_assert(sizeof(C) == 4, "the fast pass is for 4-byte compute types");
+  constexpr int E = 1 << Eps;
+  constexpr int B = Eps + 8;
+
+  const int t = threadIdx.x;
+  const int sb = First ? 0 : a.w;  // stage bits [sb, se) of e
+  [[maybe_unused]] std::uint64_t evict_first = 0, evict_last = 0;
+  if constexpr (Hint == 1 || Hint == 2) {
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(evict_first));
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(evict_last));
+  }
+  const int se = sb + a.g;
+
+  // Device-memory offset of e = part | (m << lo) is base(part) + m * 2^step_log.
+  const auto base_of = [&](int lo) -> std::int64_t {
+    const int part = thread_part<Eps>(t, lo);
+    if constexpr (First) return tile_base + part;
+    else
+      return tile_base + (part & ((1 << a.w) - 1)) + (static_cast<std::int64_t>(part >> a.w) << a.s);
+  };
+  const auto step_log_of = [&](int lo) { return First ? lo : lo - a.w + a.s; };
+
+  // Elements of this thread in the current round that exist (first pass: the last block may be
+  // partial; whole transforms only, so whole 16-byte vectors): m < count_of(...).
+  const auto count_of = [&](std::int64_t base, int step_log) -> int {
+    if constexpr (!First) return E;
+    const std::int64_t rem = a.total - base;
+    if (rem <= 0) return 0;
+    const std::int64_t c = (rem + (std::int64_t{1} << step_log) - 1) >> step_log;
+    return c < E ? static_cast<int>(c) : E;
+  };
+
+  C v[E];
+  int lo = min(sb, B - Eps);
+  {
+    const std::int64_t base = base_of(lo);
+    const int step_log = step_log_of(lo);
+    const int count = count_of(base, step_log);
+    const Src* p = static_cast<const Src*>(a.src) + base;
+    const auto convert = [](Src x) {
+      if constexpr (First) return Tr::load_s(x);
+      else return Tr::load_w(x);
+    };
+    if (First && a.vec_src && a.staged) {  // lo == 0: E consecutive elements, via shared memory
+      // The block's 2^B elements are 256 * NV chunks of 16 bytes. Warp-coalesced cp.async (chunk
+      // q * 256 + t) into shared memory, chunk c stored at c ^ ((c / NV) % 8): then each 8-thread
+      // phase of the LDS.128 reads of thread-consecutive chunks (t * NV + i) hits 8 different
+      // 16-byte bank groups, and so does each phase of the writes. Chunks past the end of the data
+      // (last block) are zero-filled.
+      constexpr int V = 16 / sizeof(Src);
+      constexpr int NV = E / V;
+      constexpr int kNvLog = ctz_const(NV);
+      const unsigned stage = static_cast<unsigned>(__cvta_generic_to_shared(sm));
+      const Src* block_src = static_cast<const Src*>(a.src) + tile_base;
+      const std::int64_t left = (a.total - tile_base) / V;
+      const int valid = left < 256 * NV ? static_cast<int>(left) : 256 * NV;
+#pragma unroll
+      for (int q = 0; q < NV; ++q) {
+        const int c = q * 256 + t;
+        const unsigned dst = stage + static_cast<unsigned>((c ^ ((c >> kNvLog) & 7)) * 16);
+        const bool ok = c < valid;
+        const Src* from = block_src + (ok ? c * V : 0);
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(from), "r"(ok ? 16 : 0) : "memory");
+      }
+      asm volatile("cp.async.wait_all;" ::: "memory");
+      __syncthreads();
+#pragma unroll
+      for (int i = 0; i < NV; ++i) {
+        const int c = t * NV + i;
+        uint4 raw;
+        const unsigned from = stage + static_cast<unsigned>((c ^ ((c >> kNvLog) & 7)) * 16);
+        asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(raw.x), "=r"(raw.y), "=r"(raw.z), "=r"(raw.w)
+                     : "r"(from)
+                     : "memory");
+        Src x[V];
+        std::memcpy(x, &raw, 16);
+#pragma unroll
+        for (int j = 0; j < V; ++j) v[i * V + j] = convert(x[j]);
+      }
+    } else if (First && a.vec_src) {  // lo == 0: E consecutive elements
+      constexpr int V = 16 / sizeof(Src);
+      uint4 raw[E / V];
+#pragma unroll
+      for (int q = 0; q < E / V; ++q) {
+        if (q * V < count) raw[q] = *reinterpret_cast<const uint4*>(p + q * V);
+        else raw[q] = make_uint4(0, 0, 0, 0);
+      }
+#pragma unroll
+      for (int q = 0; q < E / V; ++q) {
+        Src x[V];
+        std::memcpy(x, &raw[q], 16);
+#pragma unroll
+        for (int j = 0; j < V; ++j) v[q * V + j] = convert(x[j]);
+      }
+    } else {
+      // Offsets below 2^31 elements: n <= 2^31 on this path (see use_fast).
+      const int stride = 1 << step_log;
+      Src x[E];
+#pragma unroll
+      for (int m = 0; m < E; ++m) {
+        if (!First || m < count) {
+          if constexpr (Hint == 3) {
+            x[m] = __ldcg(p + m * stride);
+          } else if constexpr ((Hint == 1 || Hint == 2) && sizeof(Src) == 4) {
+            unsigned bits;
+            asm volatile("ld.global.cg.L2::cache_hint.b32 %0, [%1], %2;"
+                         : "=r"(bits)
+                         : "l"(p + m * stride), "l"(evict_first));
+            std::memcpy(&x[m], &bits, 4);
+          } else {
+            x[m] = p[m * stride];
+          }
+        } else {
+          std::memset(&x[m], 0, sizeof(Src));
+        }
+      }
+#pragma unroll
+      for (int m = 0; m < E; ++m) v[m] = convert(x[m]);
+    }
+  }
+
+  int done = sb, round = 0;
+  for (;;) {
+    const int k1 = min(lo + Eps, se) - lo;
+    register_stages<Eps>(v, max(lo, done) - lo, k1);
+    done = lo + k1;
+    if (done >= se) break;
+    ++round;
+    const int next = min(sb + round * Eps, B - Eps);
+    // Every thread has read the previous exchange (or the staged tile) before this one writes.
+    if (round > 1 || (First && a.vec_src && a.staged)) __syncthreads();
+    exchange<Eps, true>(sm, v, t, lo);
+    __syncthreads();
+    exchange<Eps, false>(sm, v, t, next);
+    lo = next;
+  }
+
+  const auto out = [&](C x) {
+    if constexpr (Last) {
+      const C scale = [&] {
+        if constexpr (Tr::kInteger) return C{};
+        else return Math<C>::scale(a.scale);
+      }();
+      return final_value<Tr>(x, a.scaled, scale, a.n, a.inverse);
+    } else {
+      return Tr::to_w(x);
+    }
+  };
+  const std::int64_t base = base_of(lo);
+  const int step_log = step_log_of(lo);
+  const int count = count_of(base, step_log);
+  Dst* p = static_cast<Dst*>(a.dst) + base;
+  if (First && round == 0 && a.vec_dst) {  // lo == 0: E consecutive elements
+    constexpr int V = 16 / sizeof(Dst);
+#pragma unroll
+    for (int q = 0; q < E / V; ++q) {
+      if (count < E && q * V >= count) continue;
+      Dst x[V];
+#pragma unroll
+      for (int j = 0; j < V; ++j) x[j] = out(v[q * V + j]);
+      uint4 raw;
+      std::memcpy(&raw, x, 16);
+      *reinterpret_cast<uint4*>(p + q * V) = raw;
+    }
+  } else {
+    const int stride = 1 << step_log;
+    if (!First || count == E) {  // every block but the last partial one: no predicates
+#pragma unroll
+      for (int m = 0; m < E; ++m) {
+        if constexpr ((Hint == 1 || Hint == 2) && sizeof(Dst) == 4) {
+          const Dst x = out(v[m]);
+          unsigned bits;
+          std::memcpy(&bits, &x, 4);
+          asm volatile("st.global.L2::cache_hint.b32 [%0], %1, %2;" ::"l"(p + m * stride), "r"(bits),
+                       "l"(Hint == 1 ? evict_last : evict_first)
+                       : "memory");
+        } else {
+          p[m * stride] = out(v[m]);
+        }
+      }
+    } else {
+#pragma unroll
+      for (int m = 0; m < E; ++m)
+        if (m < count) p[m * stride] = out(v[m]);
+    }
+  }
+}
+
+template <class Tr, int Eps, bool First, bool Last>
+__global__ void __launch_bounds__(kFastThreads, FastBounds<Eps, kThreeWide<Tr, First>>::kMinBlocks) fast_pass(const FastArgs a) {
+  constexpr int B = Eps + 8;
+  std::int64_t tile_base;
+  if constexpr (First) {
+    tile_base = static_cast<std::int64_t>(blockIdx.x) << B;
+  } else {
+    const int tpt = a.log2n - a.g - a.w;  // log2 tiles per transform
+    const std::int64_t q = blockIdx.x;
+    const std::int64_t tr = q >> tpt;
+    const std::int64_t within = q & ((std::int64_t{1} << tpt) - 1);
+    const std::int64_t band = within >> (a.s - a.w);
+    const std::int64_t cb = within & ((std::int64_t{1} << (a.s - a.w)) - 1);
+    tile_base = tr * a.n + (band << (a.s + a.g)) + (cb << a.w);
+  }
+  run_tile<Tr, Eps, First, Last>(a, tile_base, tile_shared<Eps, typename Tr::C>());
+}
+
+// Two strided passes in one persistent launch, through L2 (see fast_pass.hpp, FusedArgs). Tickets
+// are taken in order from an atomic counter (one ticket ahead, so that its latency overlaps the
+// current tile): group j holds strip j's A tiles (j < strips) and then strip (j - lag)'s B tiles
+// (j >= lag), and a B tile waits, spinning on its strip's counter, until all A tiles of its strip
+// are stored. A ticket is only taken by a running block and A tiles never wait, so the wait always
+// ends, whatever the grid size.
+template <class Tr, int Eps, bool Last>
+__global__ void __launch_bounds__(kFastThreads, FastBounds<Eps, false>::kMinBlocks) fused_pass(const FusedArgs f) {
+  using C = typename Tr::C;
+  C* sm = tile_shared<Eps, C>();
+  __shared__ int ticket_shared[2];
+  const std::int64_t n2 = f.tiles_a, n3 = f.tiles_b, group = n2 + n3;
+  const std::int64_t lag = f.lag < f.strips ? f.lag : f.strips;
+  const std::int64_t total = f.strips * group;
+  const std::int64_t head = lag * n2, middle = (f.strips - lag) * group;
+  if (threadIdx.x == 0) ticket_shared[0] = static_cast<int>(atomicAdd(f.counters, 1u));
+  for (int slot = 0;; slot ^= 1) {
+    __syncthreads();  // ticket_shared[slot] is written; the previous tile is done with shared memory
+    const std::int64_t ticket = ticket_shared[slot];
+    if (ticket >= total) break;
+    if (threadIdx.x == 0) ticket_shared[slot ^ 1] = static_cast<int>(atomicAdd(f.counters, 1u));
+    std::int64_t strip, index;
+    bool second;
+    if (ticket < head) {  // strips [0, lag): A only
+      strip = ticket / n2, index = ticket - strip * n2, second = false;
+    } else if (ticket < head + middle) {  // A(j), then B(j - lag)
+      const std::int64_t r = ticket - head;
+      const std::int64_t j = r / group + lag;
+      index = r - (j - lag) * group;
+      second = index >= n2;
+      strip = second ? j - lag : j;
+      if (second) index -= n2;
+    } else {  // B only
+      const std::int64_t r = ticket - head - middle;
+      strip = f.strips - lag + r / n3, index = r % n3, second = true;
+    }
+    const std::int64_t tr = strip / f.strips_per_transform;
+    const std::int64_t column0 = (strip - tr * f.strips_per_transform) * f.strip_columns;
+    if (!second) {
+      const FastArgs& a = f.a;
+      const std::int64_t per_band = f.strip_columns >> a.w;
+      const std::int64_t band = index / per_band, cb = index - band * per_band;
+      const std::int64_t base = tr * a.n + (band << (a.s + a.g)) + column0 + (cb << a.w);
+      if (f.hints) run_tile<Tr, Eps, false, false, 1>(a, base, sm);
+      else run_tile<Tr, Eps, false, false, 0>(a, base, sm);
+      __syncthreads();  // every thread's stores are issued
+      if (threadIdx.x == 0) {
+        __threadfence();
+        atomicAdd(f.counters + 1 + strip, 1u);
+      }
+    } else {
+      const FastArgs& b = f.b;
+      if (threadIdx.x == 0) {
+        const unsigned* done = f.counters + 1 + strip;
+        unsigned seen;
+        for (;;) {
+          asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(seen) : "l"(done) : "memory");
+          if (seen >= static_cast<unsigned>(n2)) break;
+          __nanosleep(256);
+        }
+        __threadfence();
+      }
+      __syncthreads();
+      const std::int64_t per_row = f.strip_columns >> b.w;  // column blocks per value of the A rows
+      const std::int64_t rows_a = index / per_row, cb = index - rows_a * per_row;
+      const std::int64_t base = tr * b.n + (rows_a << f.a.s) + column0 + (cb << b.w);
+      if (f.hints) run_tile<Tr, Eps, false, Last, 2>(b, base, sm);
+      else run_tile<Tr, Eps, false, Last, 3>(b, base, sm);
+    }
+  }
+}
+
+template <class Tr, int Eps>
+void (*pick_fast(bool first, bool last))(FastArgs) {
+  if (first) return last ? fast_pass<Tr, Eps, true, true> : fast_pass<Tr, Eps, true, false>;
+  return last ? fast_pass<Tr, Eps, false, true> : fast_pass<Tr, Eps, false, false>;
+}
+
+template <class Tr>
+void launch_fast(const FastArgs& args, int block_log, bool first, bool last, std::int64_t blocks, cudaStream_t stream,
+                 bool configure_only) {
+  constexpr const char* kWhere = "fwht::Plan::execute (cuda)";
+  void (*kernel)(FastArgs) = nullptr;
+  if constexpr (sizeof(typename Tr::C) == 4) {
+    switch (block_log) {
+      case 12: kernel = pick_fast<Tr, 4>(first, last); break;
+      case 13: kernel = pick_fast<Tr, 5>(first, last); break;
+      case 14: kernel = pick_fast<Tr, 6>(first, last); break;
+      default: break;
+    }
+  }
+  if (kernel == nullptr) throw pagh::Error(kWhere, "no fast pass kernel for block_log " + std::to_string(block_log));
+  const std::size_t smem = fast_shared_bytes(block_log);
+  if (configure_only) {
+    FWHT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
+                    "fwht::Plan (cuda)");
+    return;
+  }
+  if (blocks > 0x7fffffff) throw pagh::Error(kWhere, "pass needs more than 2^31-1 blocks");
+  kernel<<<static_cast<unsigned>(blocks), kFastThreads, smem, stream>>>(args);
+  FWHT_CUDA_CHECK(cudaGetLastError(), kWhere);
+}
+
+template <class Tr>
+void launch_fused(const FusedArgs& args, int block_log, bool last, std::int64_t blocks, cudaStream_t stream,
+                  bool configure_only, int* blocks_per_sm) {
+  constexpr const char* kWhere = "fwht::Plan::execute (cuda)";
+  void (*kernel)(FusedArgs) = nullptr;
+  if constexpr (sizeof(typename Tr::C) == 4) {
+    switch (block_log) {
+      case 12: kernel = last ? fused_pass<Tr, 4, true> : fused_pass<Tr, 4, false>; break;
+      case 13: kernel = last ? fused_pass<Tr, 5, true> : fused_pass<Tr, 5, false>; break;
+      default: break;
+    }
+  }
+  if (kernel == nullptr) throw pagh::Error(kWhere, "no fused pass kernel for block_log " + std::to_string(block_log));
+  const std::size_t smem = fast_shared_bytes(block_log);
+  if (configure_only) {
+    FWHT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
+                    "fwht::Plan (cuda)");
+    if (blocks_per_sm)
+      FWHT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, kernel, kFastThreads, smem),
+                      "fwht::Plan (cuda)");
+    return;
+  }
+  kernel<<<static_cast<unsigned>(blocks), kFastThreads, smem, stream>>>(args);
+  FWHT_CUDA_CHECK(cudaGetLastError(), kWhere);
+}
+
+}  // namespace fwht::cuda
+
+#define FWHT_INSTANTIATE_FAST(...)                                                                             \
+  template void launch_fast<__VA_ARGS__>(const FastArgs&, int, bool, bool, std::int64_t, cudaStream_t, bool); \
+  template void launch_fused<__VA_ARGS__>(const FusedArgs&, int, bool, std::int64_t, cudaStream_t, bool, int*);
