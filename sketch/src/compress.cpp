@@ -21,8 +21,9 @@ using index = std::int64_t;
 constexpr const char* kWhere = "pagh::compress";
 // k is split into this many ranges whatever the thread count, so that results never depend on it.
 constexpr index kPartitions = 16;
-// Pairs of vectors transformed per fwht batch: about 2 MiB of vectors per thread.
-constexpr index kBatchBytes = index{2} << 20;
+// Pairs of vectors transformed per fwht batch: about 512 KiB of vectors per thread, so that a
+// batch stays in the core's L2 between scatter, transform and multiply-accumulate.
+constexpr index kBatchBytes = index{512} << 10;
 
 // Line k is column k of A or row k of B. Two sources: sparse (index, value) lists (CSC of A, CSR
 // of B) and dense contiguous vectors (A's columns in place; B transposed once so its rows are
@@ -46,8 +47,9 @@ struct DenseLines {
   std::vector<index> nonzeros;   // per line
   Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic> owned;  // B^T when the source is B
 
-  void count(index lines) {
+  void count(index lines, int threads) {
     nonzeros.resize(static_cast<std::size_t>(lines));
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && lines * length > (1 << 20))
     for (index k = 0; k < lines; ++k) {
       index c = 0;
       for (index i = 0; i < length; ++i) c += data[k * length + i] != 0;
@@ -64,19 +66,27 @@ struct DenseLines {
 };
 
 template <class Scalar>
-DenseLines<Scalar> columns_of(const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>& M) {
+DenseLines<Scalar> columns_of(const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>& M, int threads) {
   DenseLines<Scalar> lines;
   lines.data = M.data(), lines.length = M.rows();
-  lines.count(M.cols());
+  lines.count(M.cols(), threads);
   return lines;
 }
 
 template <class Scalar>
-DenseLines<Scalar> rows_of(const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>& M) {
+DenseLines<Scalar> rows_of(const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>& M, int threads) {
   DenseLines<Scalar> lines;
-  lines.owned = M.transpose();
+  lines.owned.resize(M.cols(), M.rows());
+  // B^T in blocks of rows of B, in parallel: the arrangement must not be the serial part.
+  constexpr index kBlock = 256;
+  const index blocks = (M.rows() + kBlock - 1) / kBlock;
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && M.size() > (1 << 20))
+  for (index q = 0; q < blocks; ++q) {
+    const index first = q * kBlock, count = std::min(kBlock, M.rows() - first);
+    lines.owned.middleCols(first, count) = M.middleRows(first, count).transpose();
+  }
   lines.data = lines.owned.data(), lines.length = M.cols();
-  lines.count(M.rows());
+  lines.count(M.rows(), threads);
   return lines;
 }
 
@@ -318,12 +328,14 @@ std::int64_t sketch_length(std::int64_t m, std::int64_t p, const SketchParams& p
 CompressedProduct compress(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B, const SketchParams& params) {
   const auto start = std::chrono::steady_clock::now();
   check_shapes(A.rows(), A.cols(), B.rows(), B.cols());
-  return compress_lines(columns_of(A), rows_of(B), A.rows(), B.cols(), A.cols(), params, start);
+  const int threads = params.threads > 0 ? params.threads : omp_get_max_threads();
+  return compress_lines(columns_of(A, threads), rows_of(B, threads), A.rows(), B.cols(), A.cols(), params, start);
 }
 CompressedProduct compress(const Eigen::MatrixXf& A, const Eigen::MatrixXf& B, const SketchParams& params) {
   const auto start = std::chrono::steady_clock::now();
   check_shapes(A.rows(), A.cols(), B.rows(), B.cols());
-  return compress_lines(columns_of(A), rows_of(B), A.rows(), B.cols(), A.cols(), params, start);
+  const int threads = params.threads > 0 ? params.threads : omp_get_max_threads();
+  return compress_lines(columns_of(A, threads), rows_of(B, threads), A.rows(), B.cols(), A.cols(), params, start);
 }
 CompressedProduct compress(const Eigen::SparseMatrix<double>& A, const Eigen::SparseMatrix<double>& B, const SketchParams& params) {
   const auto start = std::chrono::steady_clock::now();
