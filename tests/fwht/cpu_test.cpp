@@ -11,28 +11,6 @@
 namespace fwht::test {
 namespace {
 
-// All option combinations that make sense for T.
-template <class T>
-std::vector<Options> all_options() {
-  std::vector<Options> out;
-  const bool sixteen = std::is_same_v<T, f16> || std::is_same_v<T, bf16>;
-  for (Normalization norm : {Normalization::none, Normalization::orthonormal, Normalization::inverse}) {
-    if constexpr (std::is_integral_v<T>) {
-      if (norm == Normalization::orthonormal) continue;
-      for (Algorithm a : {Algorithm::folklore, Algorithm::alman_rao})
-        for (bool checked : {false, true}) out.push_back({.normalization = norm, .algorithm = a, .check_overflow = checked});
-    } else {
-      for (Compute c : {Compute::f32, Compute::storage}) {
-        if (!sixteen && c == Compute::storage) continue;
-        for (Stabilization s : {Stabilization::none, Stabilization::kahan, Stabilization::neumaier})
-          out.push_back({.normalization = norm, .stabilization = s, .compute = c});
-        out.push_back({.normalization = norm, .algorithm = Algorithm::alman_rao, .compute = c});
-      }
-    }
-  }
-  return out;
-}
-
 // Sizes up to 2^max_log: every size to 2^16, then the pass boundaries of the blocked schedule.
 std::vector<int> sizes(int max_log) {
   std::vector<int> out;

@@ -139,25 +139,13 @@ void check_case(const Shape& shape, const Options& o, bool in_place, cudaStream_
   }
 }
 
-// Every option combination the CUDA backend supports for T.
+// Every option combination the CUDA backend supports for T (all but checked integers), optionally
+// with one normalization only.
 template <class T>
 std::vector<Options> modes(Normalization only = Normalization::none, bool one_normalization = false) {
   std::vector<Options> out;
-  const bool sixteen = std::is_same_v<T, f16> || std::is_same_v<T, bf16>;
-  for (Normalization norm : {Normalization::none, Normalization::orthonormal, Normalization::inverse}) {
-    if (one_normalization && norm != only) continue;
-    if constexpr (std::is_integral_v<T>) {
-      if (norm == Normalization::orthonormal) continue;
-      for (Algorithm a : {Algorithm::folklore, Algorithm::alman_rao}) out.push_back({.normalization = norm, .algorithm = a});
-    } else {
-      for (Compute c : {Compute::f32, Compute::storage}) {
-        if (!sixteen && c == Compute::storage) continue;
-        for (Stabilization s : {Stabilization::none, Stabilization::kahan, Stabilization::neumaier})
-          out.push_back({.normalization = norm, .stabilization = s, .compute = c});
-        out.push_back({.normalization = norm, .algorithm = Algorithm::alman_rao, .compute = c});
-      }
-    }
-  }
+  for (const Options& o : all_options<T>(/*with_checked_integers=*/false))
+    if (!one_normalization || o.normalization == only) out.push_back(o);
   return out;
 }
 

@@ -67,6 +67,30 @@ std::int64_t first_bit_difference(std::span<const T> a, std::span<const T> b) {
   return -1;
 }
 
+// Every option combination that makes sense for T (integers: with and, if asked, without
+// check_overflow, which the CUDA backend does not support).
+template <class T>
+std::vector<Options> all_options(bool with_checked_integers = true) {
+  std::vector<Options> out;
+  const bool sixteen = std::is_same_v<T, f16> || std::is_same_v<T, bf16>;
+  for (Normalization norm : {Normalization::none, Normalization::orthonormal, Normalization::inverse}) {
+    if constexpr (std::is_integral_v<T>) {
+      if (norm == Normalization::orthonormal) continue;
+      for (Algorithm a : {Algorithm::folklore, Algorithm::alman_rao})
+        for (bool checked : {false, true})
+          if (!checked || with_checked_integers) out.push_back({.normalization = norm, .algorithm = a, .check_overflow = checked});
+    } else {
+      for (Compute c : {Compute::f32, Compute::storage}) {
+        if (!sixteen && c == Compute::storage) continue;
+        for (Stabilization s : {Stabilization::none, Stabilization::kahan, Stabilization::neumaier})
+          out.push_back({.normalization = norm, .stabilization = s, .compute = c});
+        out.push_back({.normalization = norm, .algorithm = Algorithm::alman_rao, .compute = c});
+      }
+    }
+  }
+  return out;
+}
+
 inline std::string describe(const Options& o) {
   return "stabilization=" + std::string(to_string(o.stabilization)) + " algorithm=" + std::string(to_string(o.algorithm)) +
          " normalization=" + std::string(to_string(o.normalization)) + " compute=" + std::string(to_string(o.compute)) +
