@@ -84,12 +84,12 @@ double round_to(DType f, double v) {
   }
 }
 
-quad soft_threshold(quad v) { return v > 1 ? v - 1 : (v < -1 ? v + 1 : quad(0)); }
-
-// The experiment in binary128.
-std::vector<quad> truth(const std::string& experiment, const std::vector<double>& a, const std::vector<double>& b) {
-  std::vector<quad> x(a.begin(), a.end());
-  auto H = [](std::vector<quad>& v, fwht::Normalization norm) { fwht::reference::transform_quad(std::span<quad>(v), norm); };
+// One experiment on numbers of type Num: H(v, normalization) transforms in place and round(x)
+// rounds a pointwise result into the format (the identity in binary128).
+template <class Num, class Transform, class Round>
+std::vector<Num> run_experiment(const std::string& experiment, const std::vector<double>& a, const std::vector<double>& b,
+                                Transform H, Round round) {
+  std::vector<Num> x(a.begin(), a.end());
   if (experiment == "one_way") {
     H(x, fwht::Normalization::none);
   } else if (experiment == "two_way") {
@@ -97,44 +97,36 @@ std::vector<quad> truth(const std::string& experiment, const std::vector<double>
     H(x, fwht::Normalization::inverse);
   } else if (experiment == "smoothed") {
     H(x, fwht::Normalization::none);
-    for (quad& v : x) v = soft_threshold(v);
+    for (Num& v : x) v = round(v > 1 ? v - 1 : (v < -1 ? v + 1 : Num(0)));  // phi_T, T = 1
     H(x, fwht::Normalization::inverse);
-  } else {
-    std::vector<quad> y(b.begin(), b.end());
+  } else {  // xor_conv
+    std::vector<Num> y(b.begin(), b.end());
     H(x, fwht::Normalization::none);
     H(y, fwht::Normalization::none);
-    for (std::size_t i = 0; i < x.size(); ++i) x[i] *= y[i];
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = round(x[i] * y[i]);
     H(x, fwht::Normalization::inverse);
   }
   return x;
+}
+
+// The experiment in binary128: the ground truth.
+std::vector<quad> truth(const std::string& experiment, const std::vector<double>& a, const std::vector<double>& b) {
+  return run_experiment<quad>(
+      experiment, a, b, [](std::vector<quad>& v, fwht::Normalization norm) { fwht::reference::transform_quad(std::span<quad>(v), norm); },
+      [](quad v) { return v; });
 }
 
 // The experiment in the format: transforms by the backend, pointwise steps rounded into the format.
 std::vector<double> computed(const std::string& experiment, const std::vector<double>& a, const std::vector<double>& b, DType f,
                              const Variant& variant, fwht::bench::AccuracyBackend& backend) {
   fwht::Options o{.stabilization = variant.stabilization, .algorithm = variant.algorithm, .compute = fwht::Compute::storage};
-  auto H = [&](std::vector<double>& v, fwht::Normalization norm) {
-    o.normalization = norm;
-    backend.transform(v, f, o);
-  };
-  std::vector<double> x = a;
-  if (experiment == "one_way") {
-    H(x, fwht::Normalization::none);
-  } else if (experiment == "two_way") {
-    H(x, fwht::Normalization::none);
-    H(x, fwht::Normalization::inverse);
-  } else if (experiment == "smoothed") {
-    H(x, fwht::Normalization::none);
-    for (double& v : x) v = round_to(f, v > 1 ? v - 1 : (v < -1 ? v + 1 : 0.0));
-    H(x, fwht::Normalization::inverse);
-  } else {
-    std::vector<double> y = b;
-    H(x, fwht::Normalization::none);
-    H(y, fwht::Normalization::none);
-    for (std::size_t i = 0; i < x.size(); ++i) x[i] = round_to(f, x[i] * y[i]);
-    H(x, fwht::Normalization::inverse);
-  }
-  return x;
+  return run_experiment<double>(
+      experiment, a, b,
+      [&](std::vector<double>& v, fwht::Normalization norm) {
+        o.normalization = norm;
+        backend.transform(v, f, o);
+      },
+      [f](double v) { return round_to(f, v); });
 }
 
 struct Errors {
