@@ -25,6 +25,19 @@ bool ranks_before(const Entry& x, const Entry& y) {
   return x.col < y.col;
 }
 
+// The entry (i, j) from its d single estimates (reordered): median and half the range.
+Entry summarize(std::int64_t i, std::int64_t j, std::span<double> single) {
+  const auto [lo, hi] = std::minmax_element(single.begin(), single.end());
+  Entry e{i, j, 0.0, 0.5 * (*hi - *lo)};
+  e.value = median_of(single);  // sorts `single`: after the range is taken
+  return e;
+}
+
+// Gathers column j's d single estimates from row_estimates() output into `single`.
+void gather(const std::vector<double>& row, std::int64_t cols, std::int64_t j, std::vector<double>& single) {
+  for (std::size_t t = 0; t < single.size(); ++t) single[t] = row[t * static_cast<std::size_t>(cols) + static_cast<std::size_t>(j)];
+}
+
 }  // namespace
 
 double median_of(std::span<double> v) {
@@ -63,10 +76,7 @@ Entry CompressedProduct::entry(std::int64_t i, std::int64_t j) const {
     const double c = sketches_[static_cast<std::size_t>(t * buckets() + (tables_.h1(t, i) ^ tables_.h2(t, j)))];
     single[static_cast<std::size_t>(t)] = tables_.s1(t, i) * tables_.s2(t, j) * c;
   }
-  const auto [lo, hi] = std::minmax_element(single.begin(), single.end());
-  Entry e{i, j, 0.0, 0.5 * (*hi - *lo)};
-  e.value = median_of(single);
-  return e;
+  return summarize(i, j, single);
 }
 
 double CompressedProduct::estimate(std::int64_t i, std::int64_t j) const { return entry(i, j).value; }
@@ -100,7 +110,7 @@ Eigen::MatrixXd CompressedProduct::decompress(std::size_t max_bytes) const {
     for (index i = 0; i < rows_; ++i) {
       row_estimates(i, row);
       for (index j = 0; j < cols_; ++j) {
-        for (int t = 0; t < d; ++t) single[static_cast<std::size_t>(t)] = row[static_cast<std::size_t>(t * cols_ + j)];
+        gather(row, cols_, j, single);
         out(i, j) = median_of(single);
       }
     }
@@ -120,10 +130,8 @@ std::vector<Entry> CompressedProduct::top_k(std::size_t k) const {
     for (index i = 0; i < rows_; ++i) {
       row_estimates(i, row);
       for (index j = 0; j < cols_; ++j) {
-        for (int t = 0; t < d; ++t) single[static_cast<std::size_t>(t)] = row[static_cast<std::size_t>(t * cols_ + j)];
-        const auto [lo, hi] = std::minmax_element(single.begin(), single.end());
-        Entry e{i, j, 0.0, 0.5 * (*hi - *lo)};
-        e.value = median_of(single);
+        gather(row, cols_, j, single);
+        const Entry e = summarize(i, j, single);
         if (heap.size() < k) {
           heap.push_back(e);
           std::push_heap(heap.begin(), heap.end(), ranks_before);
@@ -158,10 +166,8 @@ std::vector<Entry> CompressedProduct::above(double threshold, std::size_t max_en
       if (too_many.load(std::memory_order_relaxed)) continue;
       row_estimates(i, row);
       for (index j = 0; j < cols_; ++j) {
-        for (int t = 0; t < d; ++t) single[static_cast<std::size_t>(t)] = row[static_cast<std::size_t>(t * cols_ + j)];
-        const auto [lo, hi] = std::minmax_element(single.begin(), single.end());
-        Entry e{i, j, 0.0, 0.5 * (*hi - *lo)};
-        e.value = median_of(single);
+        gather(row, cols_, j, single);
+        const Entry e = summarize(i, j, single);
         if (std::fabs(e.value) >= threshold) {
           mine.push_back(e);
           if (++total > max_entries) too_many = true;
