@@ -4,7 +4,10 @@
 //
 // For each log2n in the range it prints the median time of one execute of the whole batch,
 // elements/s and GB/s (data read + written once), and for CUDA the copy and cuFFT floors measured in
-// the same run with their ratios.
+// the same run with their ratios. --stabilize takes a comma-separated list (e.g.
+// none,kahan,neumaier,wide_onchip): the modes run side by side per size, each with its time over
+// the first mode's ("x_first", the ratio to plain when the list starts with none).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -23,7 +26,7 @@ using fwht::bench::Result;
 
 constexpr const char* kUsage =
     "usage: fwht_bench [--backend cpu|cuda] [--dtype f64|f32|f16|bf16|i32|i64] [--log2n A[:B]]\n"
-    "                  [--batch N] [--threads T] [--stabilize none|kahan|neumaier]\n"
+    "                  [--batch N] [--threads T] [--stabilize S[,S...]] (none|kahan|neumaier|wide_onchip)\n"
     "                  [--algorithm folklore|alman_rao] [--compute f32|storage] [--reps R]\n"
     "                  [--format text|json]\n"
     "Times fwht::Plan::execute (out of place) on random data; prints the median over R repetitions\n"
@@ -52,6 +55,7 @@ std::string json_number(double v) {
 
 int main(int argc, char** argv) {
   Config base;
+  std::vector<fwht::Stabilization> modes{fwht::Stabilization::none};
   int log2_lo = 20, log2_hi = 20;
   std::string format = "text";
   try {
@@ -65,7 +69,14 @@ int main(int argc, char** argv) {
       const std::string value = argv[++i];
       if (arg == "--backend") base.backend = fwht::parse_backend(value);
       else if (arg == "--dtype") base.dtype = fwht::parse_dtype(value);
-      else if (arg == "--stabilize") base.stabilization = fwht::parse_stabilization(value);
+      else if (arg == "--stabilize") {
+        modes.clear();
+        for (std::size_t at = 0; at <= value.size();) {
+          const std::size_t comma = std::min(value.find(',', at), value.size());
+          modes.push_back(fwht::parse_stabilization(std::string_view(value).substr(at, comma - at)));
+          at = comma + 1;
+        }
+      }
       else if (arg == "--algorithm") base.algorithm = fwht::parse_algorithm(value);
       else if (arg == "--compute") base.compute = fwht::parse_compute(value);
       else if (arg == "--batch") base.batch = parse_int(arg, value);
@@ -95,9 +106,13 @@ int main(int argc, char** argv) {
     std::printf("%-5s %-5s %5s %7s %4s %-9s %-9s %-7s %11s %10s %9s %s\n", "back", "dtype", "log2n", "batch", "thr", "stabilize",
                 "algorithm", "compute", "median_ms", "Gelem/s", "GB/s", "isa/device, floors");
   bool first = true;
-  for (int L = log2_lo; L <= log2_hi; ++L) {
+  double first_mode_ms = 0;  // time of modes[0] at this size
+  for (int step = 0; step < (log2_hi - log2_lo + 1) * static_cast<int>(modes.size()); ++step) {
+    const int L = log2_lo + step / static_cast<int>(modes.size());
+    const std::size_t mi = static_cast<std::size_t>(step) % modes.size();
     Config c = base;
     c.log2n = L;
+    c.stabilization = modes[mi];
     Result r;
     try {
       r = c.backend == fwht::Backend::cpu ? fwht::bench::run_cpu(c) : fwht::bench::run_cuda(c);
@@ -109,6 +124,8 @@ int main(int argc, char** argv) {
     const double gelems = elements / (r.median_ms * 1e6);
     const double copy_ratio = r.copy_ms > 0 ? r.median_ms / r.copy_ms : -1;
     const double cufft_ratio = r.cufft_ms > 0 ? r.cufft_ms / r.median_ms : -1;
+    if (mi == 0) first_mode_ms = r.median_ms;
+    const double first_ratio = r.median_ms / first_mode_ms;
     if (json) {
       std::printf(
           "%s  {\"backend\": \"%s\", \"dtype\": \"%s\", \"log2n\": %d, \"batch\": %lld, \"threads\": %d, \"stabilize\": \"%s\", "
@@ -121,7 +138,7 @@ int main(int argc, char** argv) {
         std::printf(", \"passes\": %d, \"copy_ms\": %s, \"copy_ratio\": %s, \"cufft_ms\": %s, \"cufft_ratio\": %s", r.passes,
                     json_number(r.copy_ms).c_str(), json_number(copy_ratio).c_str(), json_number(r.cufft_ms).c_str(),
                     json_number(cufft_ratio).c_str());
-      std::printf("}");
+      std::printf(", \"x_first\": %s}", json_number(first_ratio).c_str());
     } else {
       std::printf("%-5s %-5s %5d %7lld %4d %-9s %-9s %-7s %11.4f %10.3f %9.2f %s", std::string(fwht::to_string(c.backend)).c_str(),
                   std::string(fwht::to_string(c.dtype)).c_str(), L, static_cast<long long>(c.batch), r.threads,
@@ -130,7 +147,7 @@ int main(int argc, char** argv) {
       if (c.backend == fwht::Backend::cuda)
         std::printf(" passes=%d copy=%.4fms (x%.2f) cufft=%.4fms (fwht %.2fx faster)", r.passes, r.copy_ms, copy_ratio, r.cufft_ms,
                     cufft_ratio);
-      std::printf("\n");
+      std::printf(" x_first=%.2f\n", first_ratio);
     }
     std::fflush(stdout);
     first = false;

@@ -29,12 +29,14 @@ def main(path, prefix):
             by_cell[key][row["variant"]] = mre
             cells[(row["format"], row["variant"], int(row["log2n"]))].append(mre)
     formats = sorted({k[0] for k in cells}, key=["f64", "f32", "f16", "bf16"].index)
-    variants = ["folklore", "kahan", "neumaier", "alman_rao"]
+    variants = ["folklore", "kahan", "neumaier", "wide_onchip", "alman_rao"]
 
     fig, axes = plt.subplots(1, len(formats), figsize=(4 * len(formats), 3.4), squeeze=False)
     for ax, fmt in zip(axes[0], formats):
         for v in variants:
             xs = sorted({k[2] for k in cells if k[0] == fmt and k[1] == v})
+            if not xs:
+                continue  # wide_onchip has no f64 cells
             ys = [statistics.median(cells[(fmt, v, x)]) for x in xs]
             ax.semilogy(xs, ys, marker="o", ms=3, label=v)
         ax.set_title(fmt)
@@ -53,6 +55,8 @@ def main(path, prefix):
                 if f_ == fmt and "folklore" in by_variant and v in by_variant and by_variant["folklore"] > 0:
                     red[n].append(100 * (1 - by_variant[v] / by_variant["folklore"]))
             xs = sorted(red)
+            if not xs:
+                continue
             ax.plot(xs, [statistics.median(red[x]) for x in xs], marker="o", ms=3, label=v)
         for y, style in ((30, ":"), (75, "--"), (-50, "-.")):
             ax.axhline(y, color="gray", lw=0.8, ls=style)

@@ -81,7 +81,9 @@ void expect_error_bound(Compute compute, double unit_roundoff) {
     double xnorm = 0;
     for (std::size_t i = 0; i < n; ++i) q[i] = to_double(x[i]), xnorm += to_double(x[i]) * to_double(x[i]);
     reference::transform_quad(std::span<__float128>(q));
-    for (Stabilization s : {Stabilization::none, Stabilization::kahan, Stabilization::neumaier}) {
+    for (Stabilization s :
+         {Stabilization::none, Stabilization::kahan, Stabilization::neumaier, Stabilization::wide_onchip}) {
+      if (s == Stabilization::wide_onchip && std::is_same_v<T, double>) continue;
       auto y = x;
       transform(std::span<T>(y), {.stabilization = s, .compute = compute});
       double err = 0;
@@ -240,6 +242,15 @@ TEST(CpuBackend, RejectsBadArguments) {
   expect_error_containing([&] { transform(std::span<const float>(four), std::span<float>(three)); }, "output has 3");
   expect_error_containing([] { parse_dtype("f8"); }, "expected f64|f32|f16|bf16|i32|i64");
   expect_error_containing([] { parse_stabilization("kahn"); }, "'kahn'");
+  EXPECT_EQ(parse_stabilization("wide_onchip"), Stabilization::wide_onchip);
+  EXPECT_EQ(to_string(Stabilization::wide_onchip), "wide_onchip");
+  expect_error_containing([] { Plan({.n = 8}, DType::f64, {.stabilization = Stabilization::wide_onchip}); },
+                          "f64 has none");
+  expect_error_containing([] { Plan({.n = 8}, DType::i32, {.stabilization = Stabilization::wide_onchip}); },
+                          "floating types only");
+  expect_error_containing(
+      [] { Plan({.n = 8}, DType::f32, {.stabilization = Stabilization::wide_onchip, .algorithm = Algorithm::alman_rao}); },
+      "alman_rao has no stabilized variant");
 }
 
 TEST(CpuBackend, NamesRoundTrip) {

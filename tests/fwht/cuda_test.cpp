@@ -3,8 +3,10 @@
 // sizes that cross every pass boundary of the GPU schedule, f32 sizes 2^0..2^28 and one 2^30,
 // batches x strides x distances, in place and out of place, with poisoned outputs (every element of
 // the layout must be written, nothing outside it). The register-tile path (fast_pass.cuh) is also
-// run on unaligned buffers and under every schedule knob (FastPath*). Every test skips, naming the
-// reason, when no CUDA device is usable (CI has none).
+// run on unaligned buffers and under every schedule knob (FastPath*); its stabilized modes
+// (Kahan/Neumaier single-pass, wide_onchip at every pass count and layout) in StabilizedFastPath,
+// small enough for compute-sanitizer. Every test skips, naming the reason, when no CUDA device is
+// usable (CI has none).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -232,11 +234,13 @@ void layouts(const std::vector<Options>& options, cudaStream_t stream) {
 
 TEST_F(CudaTest, LayoutsF32) {
   layouts<float>({{}, {.normalization = Normalization::inverse, .stabilization = Stabilization::neumaier},
-                  {.algorithm = Algorithm::alman_rao}}, stream_);
+                  {.algorithm = Algorithm::alman_rao},
+                  {.normalization = Normalization::orthonormal, .stabilization = Stabilization::wide_onchip}}, stream_);
 }
 TEST_F(CudaTest, LayoutsF16) {
   layouts<f16>({{.normalization = Normalization::orthonormal},
-                {.stabilization = Stabilization::kahan, .compute = Compute::storage}}, stream_);
+                {.stabilization = Stabilization::kahan, .compute = Compute::storage},
+                {.stabilization = Stabilization::wide_onchip, .compute = Compute::storage}}, stream_);
 }
 TEST_F(CudaTest, LayoutsBF16) { layouts<bf16>({{.compute = Compute::storage}, {.algorithm = Algorithm::alman_rao}}, stream_); }
 TEST_F(CudaTest, LayoutsF64) { layouts<double>({{.stabilization = Stabilization::kahan}}, stream_); }
@@ -340,6 +344,35 @@ TEST_F(CudaTest, FastPathScheduleKnobs) {
       ASSERT_NO_FATAL_FAILURE(check_case<bf16>(s, {.normalization = Normalization::inverse}, L % 2 == 1, stream_, rng));
     }
     for (const Knob& k : knobs) unsetenv(k.name);
+  }
+}
+
+// The stabilized register-tile kernels: Kahan/Neumaier on single-pass plans (n = 2^4..2^13, several
+// transforms per block, a partial last block), wide_onchip on one, two and three (fused) stage
+// groups, n <= 8 (one thread per transform) and a strided layout (gather, passes, scatter), with the
+// work buffer of f16 computed in float. Sizes kept small for compute-sanitizer.
+TEST_F(CudaTest, StabilizedFastPath) {
+  FWHT_TRACE_SEED();
+  auto rng = test_rng();
+  for (Stabilization st : {Stabilization::kahan, Stabilization::neumaier})
+    for (int L : {4, 8, 12, 13}) {
+      const Shape s{.n = std::int64_t{1} << L, .batch = 5};
+      ASSERT_NO_FATAL_FAILURE(check_case<float>(s, {.stabilization = st}, L % 2 == 0, stream_, rng));
+      ASSERT_NO_FATAL_FAILURE(check_case<bf16>(s, {.stabilization = st, .compute = Compute::storage}, false, stream_, rng));
+      ASSERT_NO_FATAL_FAILURE(check_case<f16>(s, {.normalization = Normalization::inverse, .stabilization = st}, true, stream_, rng));
+    }
+  const Options wide{.normalization = Normalization::orthonormal, .stabilization = Stabilization::wide_onchip};
+  for (int L : {0, 2, 3, 4, 9, 13, 14, 17, 23}) {
+    const std::int64_t n = std::int64_t{1} << L;
+    const std::int64_t batch = L <= 13 ? 3 : 1;
+    ASSERT_NO_FATAL_FAILURE(check_case<float>({.n = n, .batch = batch}, wide, L % 2 == 0, stream_, rng));
+    ASSERT_NO_FATAL_FAILURE(check_case<f16>({.n = n, .batch = batch}, wide, false, stream_, rng, true));
+    ASSERT_NO_FATAL_FAILURE(check_case<bf16>({.n = n, .batch = batch},
+                                             {.stabilization = Stabilization::wide_onchip, .compute = Compute::storage}, true,
+                                             stream_, rng));
+    if (L <= 17)
+      ASSERT_NO_FATAL_FAILURE(check_case<float>({.n = n, .batch = 2, .stride = 3, .distance = 3 * n + 1}, wide, L % 2 == 1,
+                                                stream_, rng, true));
   }
 }
 

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 namespace fwht {
 
@@ -14,9 +15,18 @@ enum class DType { f64, f32, f16, bf16, i32, i64 };
 // Integer types accept none and inverse (exact division; see Options::check_overflow).
 enum class Normalization { none, orthonormal, inverse };
 
-// Compensated butterflies (Andersson 2025), floating types only. Each element carries an error term
-// e; the output is the value vector (as in Kahan summation, the last error terms are dropped).
-enum class Stabilization { none, kahan, neumaier };
+// Floating types only.
+// kahan, neumaier: compensated butterflies (Andersson 2025). Each element carries an error term e
+//   through all stages; the output is the value vector (as in Kahan summation, the last error terms
+//   are dropped).
+// wide_onchip: the stages are cut into groups (fwht::stage_groups(n): at most 13 stages, one group
+//   up to n = 2^13, two up to 2^22, three up to 2^31); within a group every butterfly is computed in
+//   a type twice as wide as the compute type (double for float, float for the 16-bit formats with
+//   Compute::storage), and at the end of each group the value is rounded once to the compute type
+//   (x = fl(x_hi + x_lo): the error term is the low half of the wide value). The error terms thus
+//   live only inside a group, which the CUDA backend holds on chip, so they cost no memory traffic.
+//   Not for f64 (no wider type on chip; use neumaier).
+enum class Stabilization { none, kahan, neumaier, wide_onchip };
 
 // folklore: log2(n) radix-2 stages.  alman_rao: (log2 n mod 3) radix-2 stages, an exact power-of-two
 // prescale, then log2(n)/3 stages of a 23-operation H8 kernel (fewer additions, different rounding).
@@ -66,6 +76,12 @@ Compute parse_compute(std::string_view s);
 Backend parse_backend(std::string_view s);
 
 inline bool is_integer(DType t) { return t == DType::i32 || t == DType::i64; }
+
+// The stage groups of Stabilization::wide_onchip for n = 2^log2n, in order (their sizes sum to
+// log2n; log2n = 0 gives one empty group): log2n <= 13: one group; otherwise a first group of
+// log2n - r stages followed by the r = log2n - 13 remaining stages (at least 4) in balanced groups
+// of at most 9. A pure function of n: every backend rounds at the same points, bit for bit.
+std::vector<int> stage_groups(int log2n);
 inline bool is_power_of_two(std::int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
 
 }  // namespace fwht

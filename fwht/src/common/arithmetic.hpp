@@ -80,6 +80,22 @@ template <class C> inline C scale_in(double factor) { return static_cast<C>(fact
 template <> inline Rounded<f16> scale_in<Rounded<f16>>(double f) { return Rounded<f16>::of(static_cast<float>(f)); }
 template <> inline Rounded<bf16> scale_in<Rounded<bf16>>(double f) { return Rounded<bf16>::of(static_cast<float>(f)); }
 
+// Stabilization::wide_onchip: the wide type of a compute type (exact conversion in, one rounding
+// out). float -> double; a 16-bit format rounded per operation -> float. The wide value's extra
+// low-order bits (29 for float, 13 or 16 for the 16-bit formats) are the group's error term.
+template <class C> struct Wide;
+template <> struct Wide<float> {
+  using type = double;
+  static double widen(float x) { return x; }
+  static float narrow(double x) { return static_cast<float>(x); }  // round to nearest even
+};
+template <class F> struct Wide<Rounded<F>> {
+  using type = float;
+  static float widen(Rounded<F> x) { return x.v; }
+  static Rounded<F> narrow(float x) { return Rounded<F>::of(x); }
+};
+template <class C> inline constexpr bool has_wide = requires { typename Wide<C>::type; };
+
 inline constexpr int log2_of(std::int64_t n) { return std::countr_zero(static_cast<std::uint64_t>(n)); }
 
 }  // namespace fwht::detail

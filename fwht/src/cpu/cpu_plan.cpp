@@ -12,6 +12,10 @@
 //     Chunks and tiles of one pass run in parallel. For n = 2^23 floats that is 2 passes over memory,
 //     for 2^26 3 passes.
 // Stabilized transforms carry their error vector through all passes (full stabilization).
+// Stabilization::wide_onchip takes a simple path instead: one whole transform per thread, widened
+// into a buffer of the wide type, each stage group (fwht::stage_groups) applied there by the plain
+// vector kernels of the wide type and rounded back (slow for large n: one thread per transform, the
+// whole wide transform in memory; it exists to define and check the CUDA backend's results).
 // Work is split the same way whatever the thread count, and every element sees the same operations
 // in the same order, so results do not depend on the number of threads.
 #include "cpu/cpu_plan.hpp"
@@ -96,6 +100,16 @@ class CpuPlan final : public PlanImpl {
       }
     }
 
+    if constexpr (detail::has_wide<C>) {
+      if (o.stabilization == Stabilization::wide_onchip) {
+        wide_ = true;
+        wide_kernels_ = select_kernels<typename detail::Wide<C>::type>();
+        wide_threads_ = n_ * batch_ < kParallelElements ? 1 : static_cast<int>(std::min<index>(threads_, batch_));
+        narrow_.resize(static_cast<std::size_t>(n_ * wide_threads_));
+        wide_buffer_.resize(static_cast<std::size_t>(n_ * wide_threads_));
+        return;
+      }
+    }
     const index tile = (index{1} << (max_tile_stages_ + row_log_)) * planes;
     const index per_thread = round_up(small_ ? n_ * planes : tile, 64);
     per_thread_ = per_thread;
@@ -110,7 +124,9 @@ class CpuPlan final : public PlanImpl {
     const S* in = static_cast<const S*>(in_ptr);
     S* out = static_cast<S*>(out_ptr);
     Failure failure;
-    if (small_) {
+    if (wide_) {
+      execute_wide(in, out, failure);
+    } else if (small_) {
       const int threads = n_ * batch_ < kParallelElements ? 1 : static_cast<int>(std::min<index>(threads_, batch_));
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
       for (index t = 0; t < batch_; ++t) {
@@ -141,6 +157,27 @@ class CpuPlan final : public PlanImpl {
       kernels_.alman_rao(x, len, k0, k1, r, prescale_offset);
     else
       kernels_.folklore[static_cast<int>(options_.stabilization)](x, err, len, k0, k1);
+  }
+
+  void execute_wide(const S* in, S* out, Failure& failure) {
+    if constexpr (detail::has_wide<C>) {
+      using Wd = detail::Wide<C>;
+#pragma omp parallel for num_threads(wide_threads_) schedule(static) if (wide_threads_ > 1)
+      for (index t = 0; t < batch_; ++t) {
+        const index slot = static_cast<index>(omp_get_thread_num()) * n_;
+        C* x = narrow_.data() + slot;
+        typename Wd::type* w = wide_buffer_.data() + slot;
+        load(in + t * distance_, x, 0, n_);
+        int s = 0;
+        for (int g : stage_groups(L_)) {
+          for (index i = 0; i < n_; ++i) w[i] = Wd::widen(x[i]);
+          wide_kernels_.folklore[static_cast<int>(Stabilization::none)](w, nullptr, n_, s, s + g);
+          for (index i = 0; i < n_; ++i) x[i] = Wd::narrow(w[i]);
+          s += g;
+        }
+        store(x, out + t * distance_, 0, n_, t, failure);
+      }
+    }
   }
 
   // buf[i] <- element (offset + i) of the transform at src, converted to the compute type.
@@ -253,6 +290,16 @@ class CpuPlan final : public PlanImpl {
   C scale_{};
   index per_thread_ = 0;
   std::vector<C> scratch_, work_, errors_;
+  // Stabilization::wide_onchip (compute types with a wide type only).
+  struct NoWide {
+    using type = C;
+  };
+  using WideType = typename std::conditional_t<detail::has_wide<C>, detail::Wide<C>, NoWide>::type;
+  bool wide_ = false;
+  int wide_threads_ = 1;
+  Kernels<WideType> wide_kernels_{};
+  std::vector<C> narrow_;
+  std::vector<WideType> wide_buffer_;
 };
 
 template <class S, class C>

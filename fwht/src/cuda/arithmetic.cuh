@@ -83,6 +83,20 @@ template <> struct Math<std::uint64_t> {
   static __device__ __forceinline__ std::uint64_t times_pow2(std::uint64_t x, int k) { return x << k; }
 };
 
+// Stabilization::wide_onchip: the wide type of a compute type, as fwht/src/common/arithmetic.hpp
+// defines it (exact widening, one round-to-nearest-even narrowing).
+template <class C> struct Wide;
+template <> struct Wide<float> {
+  using type = double;
+  static __device__ __forceinline__ double widen(float x) { return static_cast<double>(x); }
+  static __device__ __forceinline__ float narrow(double x) { return __double2float_rn(x); }
+};
+template <class F> struct Wide<Rounded16<F>> {
+  using type = float;
+  static __device__ __forceinline__ float widen(Rounded16<F> x) { return x.v; }
+  static __device__ __forceinline__ Rounded16<F> narrow(float x) { return Rounded16<F>::of(x); }
+};
+
 // Traits of one (storage, compute) pair: conversions between S, C and W, and the final store.
 template <class S_, class C_, class W_>
 struct TraitsBase {

@@ -4,8 +4,12 @@
 // Work between passes stays in the output buffer whenever the work type W has the storage type's
 // bits (f64, f32, integers, and f16/bf16 computed in storage precision: see arithmetic.cuh), so
 // those plans need workspace only for error terms. f16/bf16 computed in float keep a float work
-// buffer. Stabilized plans carry the error plane between passes (full stabilization: the same
-// algorithm as the CPU and the reference, bit for bit); a single-pass plan needs no error buffer.
+// buffer. Kahan/Neumaier plans of more than one pass carry the error plane between passes (full
+// stabilization: the same algorithm as the CPU and the reference, bit for bit) on the general tile
+// kernel; single-pass ones of 4-byte compute types with n <= 2^13 run on the register-tile kernel
+// with the error terms in registers and shared memory only. wide_onchip plans always run on the
+// register-tile kernel, one pass per stage group (packed layouts directly; other layouts gathered
+// into a packed workspace buffer and scattered back; n <= 8 by one thread per transform).
 #include <cuda_runtime.h>
 
 #include <bit>
@@ -20,6 +24,7 @@
 #include "cuda/fast_pass.hpp"
 #include "cuda/schedule.hpp"
 #include "cuda/tile_pass.hpp"
+#include "cuda/wide_small.cuh"
 #include "common/arithmetic.hpp"
 #include "pagh/error.hpp"
 
@@ -33,14 +38,24 @@ std::size_t round_up(std::size_t v, std::size_t m) { return (v + m - 1) / m * m;
 
 bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0; }
 
-// The register-tile kernel (fast_pass.cuh) takes plain folklore transforms of 4-byte compute types
-// on packed layouts with 16 <= n <= 2^31 (32-bit element offsets inside a tile); everything else
-// runs the general tile pass (tile_pass.cuh).
-// PAGH_FWHT_CUDA_FAST=0 turns it off (benchmarks compare the two in one run).
-bool use_fast(const Shape& shape, int compute_bytes, const Options& o) {
-  if (const char* env = std::getenv("PAGH_FWHT_CUDA_FAST"); env && env[0] == '0') return false;
-  return compute_bytes == 4 && o.stabilization == Stabilization::none && o.algorithm == Algorithm::folklore &&
-         shape.stride == 1 && shape.distance == shape.n && shape.n >= 16 && shape.n <= (std::int64_t{1} << 31);
+// Which kernels run a plan. The register-tile kernel (fast_pass.cuh) takes folklore transforms of
+// 4-byte compute types on packed layouts with 16 <= n <= 2^31 (32-bit element offsets inside a
+// tile): plain ones, and Kahan/Neumaier ones that fit one pass (n <= 2^13); everything else runs
+// the general tile pass (tile_pass.cuh). PAGH_FWHT_CUDA_FAST=0 turns the register-tile kernel off
+// for plain and Kahan/Neumaier plans (benchmarks compare the two in one run). wide_onchip exists
+// only on the register-tile kernel (route wide; see wide_small.cuh for the other layouts).
+enum class Route { fast, tile, wide };
+
+bool packed(const Shape& shape) { return shape.stride == 1 && shape.distance == shape.n; }
+
+Route route_of(const Shape& shape, int compute_bytes, const Options& o) {
+  if (o.stabilization == Stabilization::wide_onchip) return Route::wide;
+  if (const char* env = std::getenv("PAGH_FWHT_CUDA_FAST"); env && env[0] == '0') return Route::tile;
+  const bool fits = compute_bytes == 4 && o.algorithm == Algorithm::folklore && packed(shape) && shape.n >= 16 &&
+                    shape.n <= (std::int64_t{1} << 31);
+  if (!fits) return Route::tile;
+  if (o.stabilization == Stabilization::none) return Route::fast;
+  return shape.n <= (std::int64_t{1} << 13) ? Route::fast : Route::tile;
 }
 
 template <class Tr>
@@ -53,26 +68,35 @@ class CudaPlan final : public PlanImpl {
  public:
   CudaPlan(const Shape& shape, const Options& o) : shape_(shape), options_(o) {
     stabilized_ = o.stabilization != Stabilization::none;
-    fast_ = use_fast(shape, sizeof(C), o);
+    route_ = route_of(shape, sizeof(C), o);
     std::size_t passes = 0;
-    if (fast_) {
-      fast_schedule_ = make_fast_schedule(shape.n, shape.batch, static_cast<int>(sizeof(S)));
-      fused_ = make_fused(fast_schedule_, shape.n, shape.batch, static_cast<int>(sizeof(W)));
+    const Stabilization st = o.stabilization;
+    if (route_ == Route::wide) {
+      if constexpr (!kWideCapable) throw pagh::Error(kWhere, "wide_onchip needs a floating 4-byte compute type");
+      if (shape.n > (std::int64_t{1} << 31)) throw pagh::Error(kWhere, "wide_onchip: n > 2^31 is not supported on cuda");
+      small_ = shape.n < 16;
+      if (!small_ && !packed(shape))
+        packed_bytes_ = round_up(static_cast<std::size_t>(shape.n * shape.batch) * sizeof(S), 256);
+    }
+    if ((route_ == Route::fast || route_ == Route::wide) && !small_) {
+      if (st == Stabilization::none) fast_schedule_ = make_fast_schedule(shape.n, shape.batch, static_cast<int>(sizeof(S)));
+      else if (st == Stabilization::wide_onchip) fast_schedule_ = make_wide_schedule(shape.n, shape.batch);
+      else fast_schedule_ = make_stabilized_single(shape.n, shape.batch);
+      if (st == Stabilization::none || st == Stabilization::wide_onchip)
+        fused_ = make_fused(fast_schedule_, shape.n, shape.batch, static_cast<int>(sizeof(W)));
       passes = fast_schedule_.size();
-      for (const FastPass& p : fast_schedule_)
-        for (bool first : {false, true})
-          for (bool last : {false, true}) launch_fast<Tr>(FastArgs{}, p.block_log, first, last, 0, nullptr, true);
+      for (std::size_t k = 0; k < passes; ++k)
+        launch_fast<Tr>(FastArgs{}, st, fast_schedule_[k].block_log, k == 0, k + 1 == passes, 0, nullptr, true);
       if (fused_.fused) {
         int per_sm = 0, device = 0, sms = 0;
-        launch_fused<Tr>(FusedArgs{}, fused_.block_log, true, 0, nullptr, true, &per_sm);
-        launch_fused<Tr>(FusedArgs{}, fused_.block_log, false, 0, nullptr, true, nullptr);
+        launch_fused<Tr>(FusedArgs{}, st, fused_.block_log, true, 0, nullptr, true, &per_sm);
         FWHT_CUDA_CHECK(cudaGetDevice(&device), kWhere);
         FWHT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), kWhere);
         fused_blocks_ = std::max(1, per_sm) * static_cast<std::int64_t>(sms);
         fused_.lag = fused_lag(fused_, fused_blocks_);
         counter_bytes_ = round_up(static_cast<std::size_t>(1 + fused_.strips) * sizeof(unsigned), 256);
       }
-    } else {
+    } else if (route_ == Route::tile) {
       schedule_ = make_schedule(shape.n, shape.batch, sizeof(C), stabilized_, o.algorithm == Algorithm::alman_rao);
       passes = schedule_.passes.size();
       for (const PassGeometry& p : schedule_.passes)
@@ -83,7 +107,7 @@ class CudaPlan final : public PlanImpl {
     const bool multi = passes > 1;
     const auto plane = static_cast<std::size_t>(shape.n * shape.batch) * sizeof(W);
     work_bytes_ = (multi && !kDirect) ? round_up(plane, 256) : 0;
-    error_bytes_ = (multi && stabilized_) ? round_up(plane, 256) : 0;
+    error_bytes_ = (multi && stabilized_ && route_ == Route::tile) ? round_up(plane, 256) : 0;
     if (workspace_bytes() > 0) FWHT_CUDA_CHECK(cudaMalloc(&owned_, workspace_bytes()), kWhere);
   }
   ~CudaPlan() override {
@@ -101,8 +125,13 @@ class CudaPlan final : public PlanImpl {
     const index work_distance = kDirect ? shape_.distance : shape_.n;
     const index work_stride = kDirect ? shape_.stride : 1;
     void* errors = error_bytes_ ? static_cast<void*>(ws + work_bytes_) : nullptr;
-    if (fast_) {
-      execute_fast(in, out, work, counter_bytes_ ? ws + work_bytes_ + error_bytes_ : nullptr, stream);
+    unsigned char* counters = counter_bytes_ ? ws + work_bytes_ + error_bytes_ : nullptr;
+    if (route_ == Route::fast) {
+      execute_fast(in, out, work, counters, stream);
+      return;
+    }
+    if (route_ == Route::wide) {
+      execute_wide(in, out, ws, counters, stream);
       return;
     }
     const std::size_t count = schedule_.passes.size();
@@ -136,9 +165,35 @@ class CudaPlan final : public PlanImpl {
     }
   }
 
-  std::size_t workspace_bytes() const override { return work_bytes_ + error_bytes_ + counter_bytes_; }
+  std::size_t workspace_bytes() const override { return work_bytes_ + error_bytes_ + counter_bytes_ + packed_bytes_; }
 
  private:
+  static constexpr bool kWideCapable = !Tr::kInteger && sizeof(C) == 4;
+
+  // wide_onchip: packed layouts directly; others through the packed buffer at the end of the
+  // workspace (gather, passes in place, scatter); n <= 8 in one thread per transform.
+  void execute_wide(const void* in, void* out, unsigned char* ws, unsigned char* counters, cudaStream_t stream) {
+    if constexpr (kWideCapable) {
+      LayoutCopy layout{in, out, shape_.n, shape_.batch, shape_.stride, shape_.distance, shape_.stride, shape_.distance};
+      if (small_) {
+        launch_wide_small<Tr>(layout, fast_args(in, out, out, 0), stream);
+        return;
+      }
+      if (packed_bytes_ == 0) {
+        execute_fast(in, out, kDirect ? out : static_cast<void*>(ws), counters, stream);
+        return;
+      }
+      void* buffer = ws + work_bytes_ + error_bytes_ + counter_bytes_;
+      LayoutCopy gather = layout;
+      gather.dst = buffer, gather.dst_stride = 1, gather.dst_distance = shape_.n;
+      launch_layout_copy(gather, sizeof(S), stream);
+      execute_fast(buffer, buffer, kDirect ? buffer : static_cast<void*>(ws), counters, stream);
+      LayoutCopy scatter = layout;
+      scatter.src = buffer, scatter.src_stride = 1, scatter.src_distance = shape_.n;
+      launch_layout_copy(scatter, sizeof(S), stream);
+    }
+  }
+
   void execute_fast(const void* in, void* out, void* work, unsigned char* counters, cudaStream_t stream) {
     const std::size_t count = fast_schedule_.size();
     for (std::size_t k = 0; k < count; ++k) {
@@ -156,18 +211,18 @@ class CudaPlan final : public PlanImpl {
         f.lag = fused_.lag;
         f.hints = fused_hints_;
         FWHT_CUDA_CHECK(cudaMemsetAsync(counters, 0, counter_bytes_, stream), "fwht::Plan::execute (cuda)");
-        launch_fused<Tr>(f, fused_.block_log, true, fused_blocks_, stream, false, nullptr);
+        launch_fused<Tr>(f, options_.stabilization, fused_.block_log, true, fused_blocks_, stream, false, nullptr);
         return;
       }
-      launch_fast<Tr>(fast_args(in, out, work, k), fast_schedule_[k].block_log, first, last, fast_schedule_[k].blocks,
-                      stream, false);
+      launch_fast<Tr>(fast_args(in, out, work, k), options_.stabilization, fast_schedule_[k].block_log, first, last,
+                      fast_schedule_[k].blocks, stream, false);
     }
   }
 
   FastArgs fast_args(const void* in, void* out, void* work, std::size_t k) const {
-    const std::size_t count = fast_schedule_.size();
+    const std::size_t count = std::max<std::size_t>(1, fast_schedule_.size());
     {
-      const FastPass& p = fast_schedule_[k];
+      const FastPass p = k < fast_schedule_.size() ? fast_schedule_[k] : FastPass{};
       const bool first = k == 0, last = k + 1 == count;
       FastArgs a;
       a.src = first ? in : work;
@@ -202,7 +257,8 @@ class CudaPlan final : public PlanImpl {
   Options options_;
   bool stabilized_ = false;
   Schedule schedule_;
-  bool fast_ = false;
+  Route route_ = Route::tile;
+  bool small_ = false;  // wide_onchip, n <= 8
   // Benchmark knob: PAGH_FWHT_CUDA_FAST_STAGE=0 loads first-pass tiles straight into registers
   // (16-byte loads of consecutive elements per thread) instead of through cp.async.
   bool staged_ = [] {
@@ -217,7 +273,7 @@ class CudaPlan final : public PlanImpl {
     return !(env && env[0] == '0');
   }();
   std::int64_t fused_blocks_ = 0;
-  std::size_t work_bytes_ = 0, error_bytes_ = 0, counter_bytes_ = 0;
+  std::size_t work_bytes_ = 0, error_bytes_ = 0, counter_bytes_ = 0, packed_bytes_ = 0;
   void* owned_ = nullptr;
 };
 
@@ -249,7 +305,16 @@ std::unique_ptr<PlanImpl> make_cuda_plan(const Shape& shape, DType dtype, const 
 }
 
 int pass_count(const Shape& shape, DType dtype, const Options& o) {
-  if (use_fast(shape, compute_bytes(dtype), o)) {
+  const Route route = route_of(shape, compute_bytes(dtype), o);
+  if (route == Route::wide) {
+    if (shape.n < 16) return 1;
+    auto passes = make_wide_schedule(shape.n, shape.batch);
+    const int work = dtype == DType::f16 || dtype == DType::bf16 ? (o.compute == Compute::f32 ? 4 : 2) : 4;
+    const bool fused = make_fused(passes, shape.n, shape.batch, work).fused;
+    return static_cast<int>(passes.size()) - (fused ? 1 : 0) + (packed(shape) ? 0 : 2);
+  }
+  if (route == Route::fast && o.stabilization != Stabilization::none) return 1;
+  if (route == Route::fast) {
     // A fused pair of passes is one launch and, through L2, about one pass of device memory.
     auto passes = make_fast_schedule(shape.n, shape.batch, static_cast<int>(size_of(dtype)));
     const int work = dtype == DType::f16 || dtype == DType::bf16 ? (o.compute == Compute::f32 ? 4 : 2) : 4;

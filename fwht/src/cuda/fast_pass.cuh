@@ -24,6 +24,16 @@
 // by enumeration; see bench/NOTES.md). It is linear over XOR, so the address of m is the thread's
 // address XOR the basis addresses of m's bits; visiting m in Gray-code order costs one XOR per
 // element.
+//
+// Stabilized modes (template St) hold more state per element in the same rounds, never in device
+// memory: Kahan/Neumaier (single-pass plans only: error terms start at zero and are dropped at the
+// end, so the pass is exact to the reference) keep a register array of error terms beside the
+// values and exchange both (two shared-memory planes); wide_onchip keeps the values in the wide type
+// (double for float, float for the rounded 16-bit types), widened on load and rounded once on store
+// (the fold at the end of the stage group that the pass is); a double is exchanged as two 32-bit
+// words in two planes, so the bank-conflict-free swizzle of 4-byte words still applies. Butterflies
+// per element run in the reference's stage order with its exact operation sequence, so every mode
+// is bit-identical to the CPU backend.
 #pragma once
 
 #include <cstring>
@@ -31,6 +41,7 @@
 #include <type_traits>
 
 #include "cuda/arithmetic.cuh"
+#include "cuda/butterflies.cuh"
 #include "cuda/check.hpp"
 #include "cuda/fast_pass.hpp"
 #include "pagh/error.hpp"
@@ -39,11 +50,32 @@ namespace fwht::cuda {
 
 // Blocks per SM the register allocation must allow (ptxas -v: no spills with these). With 64
 // elements per thread only first passes of plain float/integer compute fit 80 registers (3
-// blocks); strided passes and the rounded 16-bit compute type spill there and get 2.
-template <int Eps, bool Three> struct FastBounds;
-template <bool Three> struct FastBounds<4, Three> { static constexpr int kMinBlocks = 6; };
-template <bool Three> struct FastBounds<5, Three> { static constexpr int kMinBlocks = 3; };
-template <bool Three> struct FastBounds<6, Three> { static constexpr int kMinBlocks = Three ? 3 : 2; };
+// blocks); strided passes and the rounded 16-bit compute type spill there and get 2. Two planes of
+// state (stabilized modes, Eps 4 and 5 only) double the state registers: 3 and 2 blocks.
+template <int Eps, bool Three, int Planes = 1> struct FastBounds;
+template <bool Three> struct FastBounds<4, Three, 1> { static constexpr int kMinBlocks = 6; };
+template <bool Three> struct FastBounds<5, Three, 1> { static constexpr int kMinBlocks = 3; };
+template <bool Three> struct FastBounds<6, Three, 1> { static constexpr int kMinBlocks = Three ? 3 : 2; };
+template <bool Three> struct FastBounds<4, Three, 2> { static constexpr int kMinBlocks = 3; };
+template <bool Three> struct FastBounds<5, Three, 2> { static constexpr int kMinBlocks = 2; };
+
+// The register type of a mode: the compute type, or its wide type for wide_onchip.
+template <class Tr, Stabilization St>
+struct Registers {
+  using type = typename Tr::C;
+  static __device__ __forceinline__ type widen(typename Tr::C x) { return x; }
+  static __device__ __forceinline__ typename Tr::C narrow(type x) { return x; }
+};
+template <class Tr>
+struct Registers<Tr, Stabilization::wide_onchip> {
+  using type = typename Wide<typename Tr::C>::type;
+  static __device__ __forceinline__ type widen(typename Tr::C x) { return Wide<typename Tr::C>::widen(x); }
+  static __device__ __forceinline__ typename Tr::C narrow(type x) { return Wide<typename Tr::C>::narrow(x); }
+};
+template <Stabilization St>
+inline constexpr bool kErrorTerms = St == Stabilization::kahan || St == Stabilization::neumaier;
+template <class Tr, Stabilization St>
+inline constexpr int kPlanes = kErrorTerms<St> || sizeof(typename Registers<Tr, St>::type) == 8 ? 2 : 1;
 template <class Tr, bool First>
 inline constexpr bool kThreeWide =
     First && (std::is_same_v<typename Tr::C, float> || std::is_integral_v<typename Tr::C>);
@@ -71,50 +103,55 @@ constexpr int ctz_const(int k) {
 }
 
 // Stages on register bits [k0, k1), increasing. The common full round (all Eps bits) is straight-line
-// code; a partial round (the last one, or a small transform) branches per stage.
-template <int Eps, class C>
-__device__ __forceinline__ void register_stage(C (&v)[1 << Eps], int k) {
+// code; a partial round (the last one, or a small transform) branches per stage. ev holds the error
+// terms of Kahan/Neumaier (untouched otherwise).
+template <Stabilization St, int Eps, class C>
+__device__ __forceinline__ void register_stage(C (&v)[1 << Eps], C (&ev)[1 << Eps], int k) {
 #pragma unroll
   for (int m = 0; m < (1 << Eps); ++m) {
     if ((m & (1 << k)) == 0) {
-      const C a = v[m];
-      v[m] = a + v[m | (1 << k)];
-      v[m | (1 << k)] = a - v[m | (1 << k)];
+      if constexpr (kErrorTerms<St>) {
+        butterfly<St>(v[m], v[m | (1 << k)], ev[m], ev[m | (1 << k)]);
+      } else {
+        const C a = v[m];
+        v[m] = a + v[m | (1 << k)];
+        v[m | (1 << k)] = a - v[m | (1 << k)];
+      }
     }
   }
 }
-template <int Eps, int K0, int K1, class C>
-__device__ __forceinline__ void stage_range(C (&v)[1 << Eps]) {
+template <Stabilization St, int Eps, int K0, int K1, class C>
+__device__ __forceinline__ void stage_range(C (&v)[1 << Eps], C (&ev)[1 << Eps]) {
 #pragma unroll
-  for (int k = K0; k < K1; ++k) register_stage<Eps>(v, k);
+  for (int k = K0; k < K1; ++k) register_stage<St, Eps>(v, ev, k);
 }
 // Straight-line code for the full round, every suffix [k0, Eps) (the last round of a pass, clipped
 // to the tile) and, for Eps <= 5, every prefix [0, k1) (small transforms, several per block); other
 // partial rounds take the branching form.
-template <int Eps, int K, class C>
-__device__ __forceinline__ bool prefix_or_suffix(C (&v)[1 << Eps], int k0, int k1) {
+template <Stabilization St, int Eps, int K, class C>
+__device__ __forceinline__ bool prefix_or_suffix(C (&v)[1 << Eps], C (&ev)[1 << Eps], int k0, int k1) {
   if constexpr (K > Eps) {
     return false;
   } else {
     if (Eps <= 5 && k0 == 0 && k1 == K) {  // prefixes: small transforms in one block (Eps 4, 5)
-      stage_range<Eps, 0, K>(v);
+      stage_range<St, Eps, 0, K>(v, ev);
       return true;
     }
     if (K < Eps && k0 == K && k1 == Eps) {
-      stage_range<Eps, K, Eps>(v);
+      stage_range<St, Eps, K, Eps>(v, ev);
       return true;
     }
-    return prefix_or_suffix<Eps, K + 1>(v, k0, k1);
+    return prefix_or_suffix<St, Eps, K + 1>(v, ev, k0, k1);
   }
 }
-template <int Eps, class C>
-__device__ __forceinline__ void register_stages(C (&v)[1 << Eps], int k0, int k1) {
+template <Stabilization St, int Eps, class C>
+__device__ __forceinline__ void register_stages(C (&v)[1 << Eps], C (&ev)[1 << Eps], int k0, int k1) {
   if (k0 == 0 && k1 == Eps) {
-    stage_range<Eps, 0, Eps>(v);
-  } else if (!prefix_or_suffix<Eps, 1>(v, k0, k1)) {
+    stage_range<St, Eps, 0, Eps>(v, ev);
+  } else if (!prefix_or_suffix<St, Eps, 1>(v, ev, k0, k1)) {
 #pragma unroll
     for (int k = 0; k < Eps; ++k)
-      if (k >= k0 && k < k1) register_stage<Eps>(v, k);
+      if (k >= k0 && k < k1) register_stage<St, Eps>(v, ev, k);
   }
 }
 
@@ -150,6 +187,34 @@ __device__ __forceinline__ void exchange(C* sm, C (&v)[1 << Eps], int t, int lo)
   }
 }
 
+// Registers <-> shared memory for all of a mode's state: values (a double as its high and low words
+// in two planes) and, for Kahan/Neumaier, error terms in the second plane. Planes are 2^(Eps+8)
+// words apart, so the second is aligned like the first (exchange's XOR addressing).
+template <int Eps, bool ToShared, Stabilization St, class R, class C>
+__device__ __forceinline__ void exchange_state(C* sm, R (&v)[1 << Eps], R (&ev)[1 << Eps], int t, int lo) {
+  constexpr int kPlane = 1 << (Eps + 8);
+  if constexpr (sizeof(R) == 8) {
+    static_assert(!kErrorTerms<St>, "error terms of an 8-byte register type are not supported");
+    float hi[1 << Eps], low[1 << Eps];
+    if constexpr (ToShared) {
+#pragma unroll
+      for (int m = 0; m < (1 << Eps); ++m) {
+        hi[m] = __int_as_float(__double2hiint(v[m]));
+        low[m] = __int_as_float(__double2loint(v[m]));
+      }
+    }
+    exchange<Eps, ToShared>(reinterpret_cast<float*>(sm), hi, t, lo);
+    exchange<Eps, ToShared>(reinterpret_cast<float*>(sm) + kPlane, low, t, lo);
+    if constexpr (!ToShared) {
+#pragma unroll
+      for (int m = 0; m < (1 << Eps); ++m) v[m] = __hiloint2double(__float_as_int(hi[m]), __float_as_int(low[m]));
+    }
+  } else {
+    exchange<Eps, ToShared>(reinterpret_cast<R*>(sm), v, t, lo);
+    if constexpr (kErrorTerms<St>) exchange<Eps, ToShared>(reinterpret_cast<R*>(sm) + kPlane, ev, t, lo);
+  }
+}
+
 // The block's tile of shared memory: for Eps <= 5 aligned to 2^(B+2) bytes inside the doubled
 // allocation (see exchange).
 template <int Eps, class C>
@@ -169,14 +234,17 @@ __device__ __forceinline__ C* tile_shared() {
 // loads marked evict-first in L2 and stores evict-last, so that they stay for the second; 2 (the
 // second) loads bypass L1 (written by other blocks of the same launch) and are marked evict-first,
 // as are the stores. 3: loads bypass L1, no L2 hints.
-template <class Tr, int Eps, bool First, bool Last, int Hint = 0>
+template <class Tr, int Eps, bool First, bool Last, int Hint = 0, Stabilization St = Stabilization::none>
 __device__ __forceinline__ void run_tile(const FastArgs& a, const std::int64_t tile_base, typename Tr::C* sm) {
   using C = typename Tr::C;
   using W = typename Tr::W;
   using S = typename Tr::S;
   using Src = std::conditional_t<First, S, W>;
   using Dst = std::conditional_t<Last, S, W>;
+  using Reg = Registers<Tr, St>;
+  using R = typename Reg::type;
   static_assert(sizeof(C) == 4, "the fast pass is for 4-byte compute types");
+  static_assert(!kErrorTerms<St> || (First && Last), "Kahan/Neumaier: single-pass plans only (error terms start at 0)");
   constexpr int E = 1 << Eps;
   constexpr int B = Eps + 8;
 
@@ -208,7 +276,12 @@ __device__ __forceinline__ void run_tile(const FastArgs& a, const std::int64_t t
     return c < E ? static_cast<int>(c) : E;
   };
 
-  C v[E];
+  R v[E];
+  R ev[E];  // Kahan/Neumaier error terms (unused otherwise)
+  if constexpr (kErrorTerms<St>) {
+#pragma unroll
+    for (int m = 0; m < E; ++m) ev[m] = R{};
+  }
   int lo = min(sb, B - Eps);
   {
     const std::int64_t base = base_of(lo);
@@ -216,8 +289,8 @@ __device__ __forceinline__ void run_tile(const FastArgs& a, const std::int64_t t
     const int count = count_of(base, step_log);
     const Src* p = static_cast<const Src*>(a.src) + base;
     const auto convert = [](Src x) {
-      if constexpr (First) return Tr::load_s(x);
-      else return Tr::load_w(x);
+      if constexpr (First) return Reg::widen(Tr::load_s(x));
+      else return Reg::widen(Tr::load_w(x));
     };
     if (First && a.vec_src && a.staged) {  // lo == 0: E consecutive elements, via shared memory
       // The block's 2^B elements are 256 * NV chunks of 16 bytes. Warp-coalesced cp.async (chunk
@@ -301,20 +374,22 @@ __device__ __forceinline__ void run_tile(const FastArgs& a, const std::int64_t t
   int done = sb, round = 0;
   for (;;) {
     const int k1 = min(lo + Eps, se) - lo;
-    register_stages<Eps>(v, max(lo, done) - lo, k1);
+    register_stages<St, Eps>(v, ev, max(lo, done) - lo, k1);
     done = lo + k1;
     if (done >= se) break;
     ++round;
     const int next = min(sb + round * Eps, B - Eps);
     // Every thread has read the previous exchange (or the staged tile) before this one writes.
     if (round > 1 || (First && a.vec_src && a.staged)) __syncthreads();
-    exchange<Eps, true>(sm, v, t, lo);
+    exchange_state<Eps, true, St>(sm, v, ev, t, lo);
     __syncthreads();
-    exchange<Eps, false>(sm, v, t, next);
+    exchange_state<Eps, false, St>(sm, v, ev, t, next);
     lo = next;
   }
 
-  const auto out = [&](C x) {
+  // The fold of wide_onchip (one rounding to C), then the normalization of the last pass.
+  const auto out = [&](R wide) {
+    const C x = Reg::narrow(wide);
     if constexpr (Last) {
       const C scale = [&] {
         if constexpr (Tr::kInteger) return C{};
@@ -365,8 +440,9 @@ __device__ __forceinline__ void run_tile(const FastArgs& a, const std::int64_t t
   }
 }
 
-template <class Tr, int Eps, bool First, bool Last>
-__global__ void __launch_bounds__(kFastThreads, FastBounds<Eps, kThreeWide<Tr, First>>::kMinBlocks) fast_pass(const FastArgs a) {
+template <class Tr, int Eps, bool First, bool Last, Stabilization St>
+__global__ void __launch_bounds__(kFastThreads, FastBounds<Eps, kThreeWide<Tr, First>, kPlanes<Tr, St>>::kMinBlocks)
+    fast_pass(const FastArgs a) {
   constexpr int B = Eps + 8;
   std::int64_t tile_base;
   if constexpr (First) {
@@ -380,7 +456,7 @@ __global__ void __launch_bounds__(kFastThreads, FastBounds<Eps, kThreeWide<Tr, F
     const std::int64_t cb = within & ((std::int64_t{1} << (a.s - a.w)) - 1);
     tile_base = tr * a.n + (band << (a.s + a.g)) + (cb << a.w);
   }
-  run_tile<Tr, Eps, First, Last>(a, tile_base, tile_shared<Eps, typename Tr::C>());
+  run_tile<Tr, Eps, First, Last, 0, St>(a, tile_base, tile_shared<Eps, typename Tr::C>());
 }
 
 // Two strided passes in one persistent launch, through L2 (see fast_pass.hpp, FusedArgs). Tickets
@@ -389,8 +465,9 @@ __global__ void __launch_bounds__(kFastThreads, FastBounds<Eps, kThreeWide<Tr, F
 // (j >= lag), and a B tile waits, spinning on its strip's counter, until all A tiles of its strip
 // are stored. A ticket is only taken by a running block and A tiles never wait, so the wait always
 // ends, whatever the grid size.
-template <class Tr, int Eps, bool Last>
-__global__ void __launch_bounds__(kFastThreads, FastBounds<Eps, false>::kMinBlocks) fused_pass(const FusedArgs f) {
+template <class Tr, int Eps, bool Last, Stabilization St>
+__global__ void __launch_bounds__(kFastThreads, FastBounds<Eps, false, kPlanes<Tr, St>>::kMinBlocks)
+    fused_pass(const FusedArgs f) {
   using C = typename Tr::C;
   C* sm = tile_shared<Eps, C>();
   __shared__ int ticket_shared[2];
@@ -426,8 +503,8 @@ __global__ void __launch_bounds__(kFastThreads, FastBounds<Eps, false>::kMinBloc
       const std::int64_t per_band = f.strip_columns >> a.w;
       const std::int64_t band = index / per_band, cb = index - band * per_band;
       const std::int64_t base = tr * a.n + (band << (a.s + a.g)) + column0 + (cb << a.w);
-      if (f.hints) run_tile<Tr, Eps, false, false, 1>(a, base, sm);
-      else run_tile<Tr, Eps, false, false, 0>(a, base, sm);
+      if (f.hints) run_tile<Tr, Eps, false, false, 1, St>(a, base, sm);
+      else run_tile<Tr, Eps, false, false, 0, St>(a, base, sm);
       __syncthreads();  // every thread's stores are issued
       if (threadIdx.x == 0) {
         __threadfence();
@@ -449,71 +526,10 @@ __global__ void __launch_bounds__(kFastThreads, FastBounds<Eps, false>::kMinBloc
       const std::int64_t per_row = f.strip_columns >> b.w;  // column blocks per value of the A rows
       const std::int64_t rows_a = index / per_row, cb = index - rows_a * per_row;
       const std::int64_t base = tr * b.n + (rows_a << f.a.s) + column0 + (cb << b.w);
-      if (f.hints) run_tile<Tr, Eps, false, Last, 2>(b, base, sm);
-      else run_tile<Tr, Eps, false, Last, 3>(b, base, sm);
+      if (f.hints) run_tile<Tr, Eps, false, Last, 2, St>(b, base, sm);
+      else run_tile<Tr, Eps, false, Last, 3, St>(b, base, sm);
     }
   }
-}
-
-template <class Tr, int Eps>
-void (*pick_fast(bool first, bool last))(FastArgs) {
-  if (first) return last ? fast_pass<Tr, Eps, true, true> : fast_pass<Tr, Eps, true, false>;
-  return last ? fast_pass<Tr, Eps, false, true> : fast_pass<Tr, Eps, false, false>;
-}
-
-template <class Tr>
-void launch_fast(const FastArgs& args, int block_log, bool first, bool last, std::int64_t blocks, cudaStream_t stream,
-                 bool configure_only) {
-  constexpr const char* kWhere = "fwht::Plan::execute (cuda)";
-  void (*kernel)(FastArgs) = nullptr;
-  if constexpr (sizeof(typename Tr::C) == 4) {
-    switch (block_log) {
-      case 12: kernel = pick_fast<Tr, 4>(first, last); break;
-      case 13: kernel = pick_fast<Tr, 5>(first, last); break;
-      case 14: kernel = pick_fast<Tr, 6>(first, last); break;
-      default: break;
-    }
-  }
-  if (kernel == nullptr) throw pagh::Error(kWhere, "no fast pass kernel for block_log " + std::to_string(block_log));
-  const std::size_t smem = fast_shared_bytes(block_log);
-  if (configure_only) {
-    FWHT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
-                    "fwht::Plan (cuda)");
-    return;
-  }
-  if (blocks > 0x7fffffff) throw pagh::Error(kWhere, "pass needs more than 2^31-1 blocks");
-  kernel<<<static_cast<unsigned>(blocks), kFastThreads, smem, stream>>>(args);
-  FWHT_CUDA_CHECK(cudaGetLastError(), kWhere);
-}
-
-template <class Tr>
-void launch_fused(const FusedArgs& args, int block_log, bool last, std::int64_t blocks, cudaStream_t stream,
-                  bool configure_only, int* blocks_per_sm) {
-  constexpr const char* kWhere = "fwht::Plan::execute (cuda)";
-  void (*kernel)(FusedArgs) = nullptr;
-  if constexpr (sizeof(typename Tr::C) == 4) {
-    switch (block_log) {
-      case 12: kernel = last ? fused_pass<Tr, 4, true> : fused_pass<Tr, 4, false>; break;
-      case 13: kernel = last ? fused_pass<Tr, 5, true> : fused_pass<Tr, 5, false>; break;
-      default: break;
-    }
-  }
-  if (kernel == nullptr) throw pagh::Error(kWhere, "no fused pass kernel for block_log " + std::to_string(block_log));
-  const std::size_t smem = fast_shared_bytes(block_log);
-  if (configure_only) {
-    FWHT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
-                    "fwht::Plan (cuda)");
-    if (blocks_per_sm)
-      FWHT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, kernel, kFastThreads, smem),
-                      "fwht::Plan (cuda)");
-    return;
-  }
-  kernel<<<static_cast<unsigned>(blocks), kFastThreads, smem, stream>>>(args);
-  FWHT_CUDA_CHECK(cudaGetLastError(), kWhere);
 }
 
 }  // namespace fwht::cuda
-
-#define FWHT_INSTANTIATE_FAST(...)                                                                             \
-  template void launch_fast<__VA_ARGS__>(const FastArgs&, int, bool, bool, std::int64_t, cudaStream_t, bool); \
-  template void launch_fused<__VA_ARGS__>(const FusedArgs&, int, bool, std::int64_t, cudaStream_t, bool, int*);

@@ -1,14 +1,17 @@
-// The register-tile pass ("fast path") of the CUDA backend: plain folklore transforms of 4-byte
-// compute types (f32, i32, f16/bf16 computed in float or in storage precision) on packed layouts
-// (stride 1, transforms back to back). Declared here for the plan; defined in fast_pass.cuh and
-// instantiated per storage type in passes_*.cu. See fast_pass.cuh for the design and
-// schedule.hpp (make_fast_schedule) for the pass geometry.
+// The register-tile pass ("fast path") of the CUDA backend: folklore transforms of 4-byte compute
+// types (f32, i32, f16/bf16 computed in float or in storage precision) on packed layouts (stride 1,
+// transforms back to back): plain; Kahan/Neumaier for single-pass plans (n <= 2^13); wide_onchip
+// (schedule.hpp, make_wide_schedule). Declared here for the plan; defined in fast_pass.cuh (kernels)
+// and fast_launch.cuh (launchers), instantiated per storage type in passes_*.cu. See fast_pass.cuh
+// for the design and schedule.hpp for the pass geometry.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstddef>
 #include <cstdint>
+
+#include "fwht/options.hpp"
 
 namespace fwht::cuda {
 
@@ -43,22 +46,45 @@ struct FusedArgs {
 
 inline constexpr int kFastThreads = 256;
 
-// Shared memory of one block of 2^block_log elements of a 4-byte compute type; blocks of up to 2^13
-// allocate twice that so that the kernel can align the tile to its own size (fast_pass.cuh).
-inline std::size_t fast_shared_bytes(int block_log) {
-  const std::size_t tile = (std::size_t{1} << block_log) * 4;
-  return block_log <= 13 ? 2 * tile : tile;
+// Planes of 4-byte words per element in shared memory: 2 for Kahan/Neumaier (values and error
+// terms) and for wide_onchip of float (a double, as high and low words), else 1.
+inline int fast_planes(Stabilization st, int compute_bytes) {
+  if (st == Stabilization::kahan || st == Stabilization::neumaier) return 2;
+  return st == Stabilization::wide_onchip && compute_bytes == 4 ? 2 : 1;
+}
+
+// Shared memory of one block of 2^block_log elements with `planes` planes of 4-byte words; blocks of
+// up to 2^13 allocate one plane more so that the kernel can align the tile to a plane's size
+// (fast_pass.cuh, exchange).
+inline std::size_t fast_shared_bytes(int block_log, int planes) {
+  const std::size_t plane = (std::size_t{1} << block_log) * 4;
+  return (block_log <= 13 ? planes + 1 : planes) * plane;
 }
 
 // Launch one fast pass (or, with configure_only, raise the kernel's dynamic shared-memory limit).
-// block_log is 12, 13 or 14 (16, 32 or 64 elements per thread). Throws pagh::Error otherwise.
+// block_log is 12, 13 or 14 (16, 32 or 64 elements per thread); 12 or 13 for st != none, and
+// Kahan/Neumaier only as a single pass (first and last). Throws pagh::Error otherwise.
 template <class Tr>
-void launch_fast(const FastArgs& args, int block_log, bool first, bool last, std::int64_t blocks, cudaStream_t stream,
-                 bool configure_only);
+void launch_fast(const FastArgs& args, Stabilization st, int block_log, bool first, bool last, std::int64_t blocks,
+                 cudaStream_t stream, bool configure_only);
 
-// The fused launch (block_log 12 or 13); configure_only also reports the resident blocks per SM.
+// The fused launch (block_log 12 or 13; st none or wide_onchip); configure_only also reports the
+// resident blocks per SM.
 template <class Tr>
-void launch_fused(const FusedArgs& args, int block_log, bool last, std::int64_t blocks, cudaStream_t stream,
-                  bool configure_only, int* blocks_per_sm);
+void launch_fused(const FusedArgs& args, Stabilization st, int block_log, bool last, std::int64_t blocks,
+                  cudaStream_t stream, bool configure_only, int* blocks_per_sm);
+
+// Stabilization::wide_onchip outside the fast path's layouts: copy between any plan_many layout and
+// a packed buffer (one element per thread, grid-stride), and whole transforms of n <= 8 with one
+// thread per transform (the register-tile pass needs n >= 16).
+struct LayoutCopy {
+  const void* src = nullptr;
+  void* dst = nullptr;
+  std::int64_t n = 1, batch = 1;
+  std::int64_t src_stride = 1, src_distance = 0, dst_stride = 1, dst_distance = 0;
+};
+void launch_layout_copy(const LayoutCopy& c, int element_bytes, cudaStream_t stream);
+template <class Tr>
+void launch_wide_small(const LayoutCopy& c, const FastArgs& args, cudaStream_t stream);
 
 }  // namespace fwht::cuda

@@ -1,5 +1,5 @@
 // Pass kernels for bf16: compute in float (Compute::f32) or rounded to bfloat16 (Compute::storage).
-#include "cuda/fast_pass.cuh"
+#include "cuda/fast_launch.cuh"
 #include "cuda/tile_pass.cuh"
 
 namespace fwht::cuda {

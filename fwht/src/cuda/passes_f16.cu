@@ -1,5 +1,5 @@
 // Pass kernels for f16: compute in float (Compute::f32) or rounded to binary16 (Compute::storage).
-#include "cuda/fast_pass.cuh"
+#include "cuda/fast_launch.cuh"
 #include "cuda/tile_pass.cuh"
 
 namespace fwht::cuda {

@@ -1,5 +1,5 @@
 // Pass kernels for f32 (compute in float).
-#include "cuda/fast_pass.cuh"
+#include "cuda/fast_launch.cuh"
 #include "cuda/tile_pass.cuh"
 
 namespace fwht::cuda {

@@ -1,5 +1,5 @@
 // Pass kernels for i32 and i64 (wrapping unsigned arithmetic).
-#include "cuda/fast_pass.cuh"
+#include "cuda/fast_launch.cuh"
 #include "cuda/tile_pass.cuh"
 
 namespace fwht::cuda {

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "fwht/options.hpp"
 #include "pagh/error.hpp"
 
 namespace fwht::cuda {
@@ -145,6 +146,42 @@ std::vector<FastPass> make_fast_schedule(std::int64_t n, std::int64_t batch, int
       throw pagh::Error("fwht::Plan (cuda)", "fast schedule: no tile for stages " + std::to_string(s) + "+" +
                                                  std::to_string(g) + " of 2^" + std::to_string(L));
     p.blocks = batch << (L - g - p.w);
+    out.push_back(p);
+    s += g;
+  }
+  return out;
+}
+
+std::vector<FastPass> make_stabilized_single(std::int64_t n, std::int64_t batch) {
+  const int L = std::countr_zero(static_cast<std::uint64_t>(n));
+  if (L < 4 || L > 13) throw pagh::Error("fwht::Plan (cuda)", "stabilized fast pass: needs 2^4 <= n <= 2^13");
+  FastPass p;
+  p.g = L;
+  p.block_log = std::max(12, L);
+  p.blocks = (n * batch + (std::int64_t{1} << p.block_log) - 1) >> p.block_log;
+  return {p};
+}
+
+std::vector<FastPass> make_wide_schedule(std::int64_t n, std::int64_t batch) {
+  const int L = std::countr_zero(static_cast<std::uint64_t>(n));
+  if (L < 4) throw pagh::Error("fwht::Plan (cuda)", "the fast pass needs n >= 16");
+  std::vector<FastPass> out;
+  int s = 0;
+  for (int g : stage_groups(L)) {
+    FastPass p;
+    p.s = s;
+    p.g = g;
+    if (s == 0) {
+      p.block_log = std::max(12, g);
+      p.blocks = (n * batch + (std::int64_t{1} << p.block_log) - 1) >> p.block_log;
+    } else {
+      p.block_log = std::min(13, std::max(12, g + 5));  // rows of >= 32 columns where the tile allows
+      p.w = p.block_log - g;
+      if (g < 4 || g > 9 || p.w < 4 || p.w > 8 || p.w > s)
+        throw pagh::Error("fwht::Plan (cuda)", "wide schedule: no tile for stages " + std::to_string(s) + "+" +
+                                                   std::to_string(g) + " of 2^" + std::to_string(L));
+      p.blocks = batch << (L - g - p.w);
+    }
     out.push_back(p);
     s += g;
   }

@@ -66,6 +66,17 @@ struct FastPass {
 };
 std::vector<FastPass> make_fast_schedule(std::int64_t n, std::int64_t batch, int storage_bytes);
 
+// Register-tile passes of the modes with two planes of state (schedule of fast_pass.cuh with
+// Stabilization St != none):
+// - kahan / neumaier, single-pass plans only (16 <= n <= 2^13): one pass, blocks of 2^12 elements
+//   (2^13 for n = 2^13): values and error terms both in registers (2 x 16 per thread) and in shared
+//   memory, error terms zero at the start and dropped at the end, so nothing extra goes to memory.
+// - wide_onchip (n >= 16): one pass per stage group of fwht::stage_groups(n) (a pure function of n:
+//   the rounding points of the mode), blocks of at most 2^13 elements: first pass 2^max(12, g)
+//   consecutive elements, strided passes 2^g rows x 2^w columns, w = block_log - g in 4..8.
+std::vector<FastPass> make_stabilized_single(std::int64_t n, std::int64_t batch);
+std::vector<FastPass> make_wide_schedule(std::int64_t n, std::int64_t batch);
+
 // Fusing the last two passes of a three-pass fast schedule into one launch (fused_pass in
 // fast_pass.cuh): strips of strip_columns columns (all rows of the strip: about 8 MiB) are
 // processed by the first of the two passes and then by the second while they are still in L2, so

@@ -82,6 +82,29 @@ void folklore(std::span<C> x, Stabilization stabilization, std::span<C> e) {
   }
 }
 
+// wide_onchip: per stage group (fwht::stage_groups), widen every element exactly, apply the group's
+// stages in the wide type, round every element back once.
+template <class C>
+void wide_onchip(std::vector<C>& x) {
+  if constexpr (detail::has_wide<C>) {
+    using Wd = detail::Wide<C>;
+    const std::size_t n = x.size();
+    std::vector<typename Wd::type> w(n);
+    std::size_t h = 1;
+    for (int g : stage_groups(detail::log2_of(static_cast<std::int64_t>(n)))) {
+      for (std::size_t i = 0; i < n; ++i) w[i] = Wd::widen(x[i]);
+      for (int k = 0; k < g; ++k, h *= 2)
+        for (std::size_t i = 0; i < n; i += 2 * h)
+          for (std::size_t j = i; j < i + h; ++j) {
+            const auto a = w[j], b = w[j + h];
+            w[j] = a + b;
+            w[j + h] = a - b;
+          }
+      for (std::size_t i = 0; i < n; ++i) x[i] = Wd::narrow(w[i]);
+    }
+  }
+}
+
 // The 23-operation H8 kernel on (a..h); inputs b..h arrive prescaled by 2.
 template <class C>
 void h8(C& a, C& b, C& c, C& d, C& e, C& f, C& g, C& h) {
@@ -116,6 +139,8 @@ template <class C>
 void transform_compute(std::vector<C>& x, const Options& o) {
   if (o.algorithm == Algorithm::alman_rao) {
     alman_rao(x);
+  } else if (o.stabilization == Stabilization::wide_onchip) {
+    wide_onchip(x);
   } else {
     std::vector<C> e(o.stabilization == Stabilization::none ? 0 : x.size(), C{});
     folklore(std::span<C>(x), o.stabilization, std::span<C>(e));
@@ -126,7 +151,8 @@ template <class C>
 void with_errors(std::span<C> x, std::span<C> e, Stabilization stabilization) {
   const char* where = "fwht::reference::transform_with_errors";
   detail::validate(static_cast<std::int64_t>(x.size()), dtype_of<C>(), {.stabilization = stabilization}, where);
-  if (stabilization == Stabilization::none) throw pagh::Error(where, "needs stabilization kahan or neumaier");
+  if (stabilization != Stabilization::kahan && stabilization != Stabilization::neumaier)
+    throw pagh::Error(where, "needs stabilization kahan or neumaier");
   if (e.size() != x.size()) throw pagh::Error(where, "error vector size differs from the data size");
   std::fill(e.begin(), e.end(), C{});
   folklore(x, stabilization, e);
