@@ -1,6 +1,12 @@
 // sketch_bench: the compressed product against Eigen's exact product on the same machine.
 //
 //   sketch_bench --workload dense --n 1024,2048,4096 --d 1 --precision f64 --threads 1 --format json
+//   sketch_bench --backend cuda --n 2048,4096,8192,16384 --d 1,3 --reps 20
+//
+// --backend cuda with the dense workload (sketch_bench_cuda.cpp) times device-resident dense FP32
+// inputs against cuBLAS SGEMM and BF16 GEMM in the same run (--n, --d, --pad, --reps apply); other
+// workloads run pagh::cuda::compress on host inputs (transfers included) against Eigen's exact
+// product, with the CPU table's columns.
 //
 // Workloads (matrix_io/synthetic.hpp): dense (Gaussian with planted large entries, n x n x n),
 // sparse (sparse_product, 4 nonzeros per row of A and per column of B), lowrank (low rank plus
@@ -21,11 +27,15 @@
 #include "matrix_io/synthetic.hpp"
 #include "sketch/compress.hpp"
 #include "sketch/verify.hpp"
+#ifdef SKETCH_BENCH_HAVE_CUDA
+#include "sketch/cuda.hpp"
+#include "sketch_bench_cuda.hpp"
+#endif
 
 namespace {
 
 constexpr const char* kUsage =
-    "usage: sketch_bench [--workload dense|sparse|lowrank|covariance] [--n N1,N2,...] [--d D]\n"
+    "usage: sketch_bench [--backend cpu|cuda] [--workload dense|sparse|lowrank|covariance] [--n N1,N2,...] [--d D]\n"
     "                    [--pad P] [--precision f64|f32|f16|bf16] [--threads T] [--reps R]\n"
     "                    [--exact yes|no] [--top K] [--format text|json]\n";
 
@@ -72,7 +82,7 @@ double now_ms() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string workload = "dense", format = "text", exact = "yes";
+  std::string workload = "dense", format = "text", exact = "yes", backend = "cpu", d_list = "1";
   std::vector<std::int64_t> sizes{1024, 2048, 4096};
   pagh::SketchParams params{.repetitions = 1};
   int reps = 3;
@@ -91,7 +101,8 @@ int main(int argc, char** argv) {
         sizes.clear();
         std::stringstream ss(v);
         for (std::string item; std::getline(ss, item, ',');) sizes.push_back(std::stoll(item));
-      } else if (arg == "--d") params.repetitions = std::stoi(v);
+      } else if (arg == "--d") d_list = v, params.repetitions = std::stoi(v);
+      else if (arg == "--backend") backend = v;
       else if (arg == "--pad") params.pad = std::stod(v);
       else if (arg == "--precision") params.precision = fwht::parse_dtype(v);
       else if (arg == "--threads") params.threads = std::stoi(v);
@@ -107,6 +118,36 @@ int main(int argc, char** argv) {
   if (format != "text" && format != "json") usage_error("--format: expected text or json");
   if (exact != "yes" && exact != "no") usage_error("--exact: expected yes or no");
   if (reps < 1) usage_error("--reps must be at least 1");
+  if (backend == "cuda" && workload == "dense") {
+#ifdef SKETCH_BENCH_HAVE_CUDA
+    CudaBenchConfig config{.sizes = sizes, .repetitions = {}, .pad = params.pad, .reps = reps, .check_host = std::getenv("SKETCH_BENCH_CHECK") != nullptr};
+    std::stringstream ss(d_list);
+    for (std::string item; std::getline(ss, item, ',');) config.repetitions.push_back(std::stoi(item));
+    try {
+      return run_cuda_bench(config);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "sketch_bench: %s\n", e.what());
+      return 70;
+    }
+#else
+    usage_error("--backend cuda: this build has no CUDA sketch backend");
+#endif
+  }
+  if (backend != "cpu" && backend != "cuda") usage_error("--backend: expected cpu or cuda");
+#ifndef SKETCH_BENCH_HAVE_CUDA
+  if (backend == "cuda") usage_error("--backend cuda: this build has no CUDA sketch backend");
+#endif
+  // Other workloads on the GPU: host inputs through pagh::cuda::compress (transfers included),
+  // against the exact product on the CPU (Eigen), with the same metrics.
+  auto sketch = [&](const Workload& w) -> pagh::CompressedProduct {
+#ifdef SKETCH_BENCH_HAVE_CUDA
+    if (backend == "cuda") {
+      auto device = w.sparse ? pagh::cuda::compress(w.sa, w.sb, params) : pagh::cuda::compress(w.a, w.b, params);
+      return device.to_host();
+    }
+#endif
+    return w.sparse ? pagh::compress(w.sa, w.sb, params) : pagh::compress(w.a, w.b, params);
+  };
   const int threads = params.threads > 0 ? params.threads : Eigen::nbThreads();
   Eigen::setNbThreads(threads);
 
@@ -119,10 +160,10 @@ int main(int argc, char** argv) {
   for (std::int64_t n : sizes) {
     const Workload w = make(workload, n);
     std::vector<double> times;
-    pagh::CompressedProduct product = w.sparse ? pagh::compress(w.sa, w.sb, params) : pagh::compress(w.a, w.b, params);
+    pagh::CompressedProduct product = sketch(w);
     times.push_back(product.timings().total_ms);
     for (int r = 1; r < reps; ++r) {
-      product = w.sparse ? pagh::compress(w.sa, w.sb, params) : pagh::compress(w.a, w.b, params);
+      product = sketch(w);
       times.push_back(product.timings().total_ms);
     }
     std::sort(times.begin(), times.end());

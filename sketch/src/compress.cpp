@@ -113,12 +113,6 @@ SparseLines rows_of_sparse(const Eigen::SparseMatrix<Scalar>& M) {
   return lines_of_sparse(Eigen::SparseMatrix<Scalar, Eigen::RowMajor>(M));
 }
 
-void check_shapes(index m, index K, index K2, index p) {
-  if (K != K2)
-    throw Error(kWhere, "dimension mismatch: A is " + std::to_string(m) + " x " + std::to_string(K) + " but B is " +
-                            std::to_string(K2) + " x " + std::to_string(p) + " (cols(A) must equal rows(B))");
-}
-
 double elapsed_ms(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
 }
@@ -309,6 +303,12 @@ CompressedProduct compress_lines(const LinesA& a, const LinesB& b, index m, inde
 
 }  // namespace
 
+void check_inner_dimensions(std::int64_t m, std::int64_t K, std::int64_t K2, std::int64_t p, const char* where) {
+  if (K != K2)
+    throw Error(where, "dimension mismatch: A is " + std::to_string(m) + " x " + std::to_string(K) + " but B is " +
+                           std::to_string(K2) + " x " + std::to_string(p) + " (cols(A) must equal rows(B))");
+}
+
 std::int64_t sketch_length(std::int64_t m, std::int64_t p, const SketchParams& params) {
   if (m < 0 || p < 0) throw Error("pagh::sketch_length", "negative dimensions");
   if (params.buckets != 0) {
@@ -327,24 +327,24 @@ std::int64_t sketch_length(std::int64_t m, std::int64_t p, const SketchParams& p
 // The timed region starts before the inputs are arranged into lines: that is part of the cost.
 CompressedProduct compress(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B, const SketchParams& params) {
   const auto start = std::chrono::steady_clock::now();
-  check_shapes(A.rows(), A.cols(), B.rows(), B.cols());
+  check_inner_dimensions(A.rows(), A.cols(), B.rows(), B.cols(), kWhere);
   const int threads = params.threads > 0 ? params.threads : omp_get_max_threads();
   return compress_lines(columns_of(A, threads), rows_of(B, threads), A.rows(), B.cols(), A.cols(), params, start);
 }
 CompressedProduct compress(const Eigen::MatrixXf& A, const Eigen::MatrixXf& B, const SketchParams& params) {
   const auto start = std::chrono::steady_clock::now();
-  check_shapes(A.rows(), A.cols(), B.rows(), B.cols());
+  check_inner_dimensions(A.rows(), A.cols(), B.rows(), B.cols(), kWhere);
   const int threads = params.threads > 0 ? params.threads : omp_get_max_threads();
   return compress_lines(columns_of(A, threads), rows_of(B, threads), A.rows(), B.cols(), A.cols(), params, start);
 }
 CompressedProduct compress(const Eigen::SparseMatrix<double>& A, const Eigen::SparseMatrix<double>& B, const SketchParams& params) {
   const auto start = std::chrono::steady_clock::now();
-  check_shapes(A.rows(), A.cols(), B.rows(), B.cols());
+  check_inner_dimensions(A.rows(), A.cols(), B.rows(), B.cols(), kWhere);
   return compress_lines(columns_of_sparse(A), rows_of_sparse(B), A.rows(), B.cols(), A.cols(), params, start);
 }
 CompressedProduct compress(const Eigen::SparseMatrix<float>& A, const Eigen::SparseMatrix<float>& B, const SketchParams& params) {
   const auto start = std::chrono::steady_clock::now();
-  check_shapes(A.rows(), A.cols(), B.rows(), B.cols());
+  check_inner_dimensions(A.rows(), A.cols(), B.rows(), B.cols(), kWhere);
   return compress_lines(columns_of_sparse(A), rows_of_sparse(B), A.rows(), B.cols(), A.cols(), params, start);
 }
 

@@ -30,4 +30,7 @@ struct SketchParams {
 // The sketch length b for an m x p product; throws pagh::Error for invalid parameters.
 std::int64_t sketch_length(std::int64_t m, std::int64_t p, const SketchParams& params);
 
+// Throws pagh::Error (from `where`) naming both shapes unless cols(A) == rows(B).
+void check_inner_dimensions(std::int64_t rows_a, std::int64_t cols_a, std::int64_t rows_b, std::int64_t cols_b, const char* where);
+
 }  // namespace pagh

@@ -1,0 +1,140 @@
+// Pagh's compressed product on an NVIDIA GPU (sketch-cuda): the same mathematics, hash tables and
+// result as sketch/compress.hpp, computed on the device.
+//
+//   Eigen::MatrixXf A = ..., B = ...;
+//   pagh::cuda::DeviceProduct C = pagh::cuda::compress(A, B, {.repetitions = 3, .seed = 42});
+//   for (const pagh::Entry& e : C.top_k(10)) ...          // top-k on the device, k entries copied back
+//   pagh::CompressedProduct host = C.to_host();           // the d sketches (d * b values) copied back
+//
+// Results: the hash tables are drawn by the cuRAND device generator and equal the host tables of
+// hashing.hpp bit for bit. Integer-valued inputs whose sums are exact in the precision give the
+// CPU's sketches bit for bit; other floating inputs agree within rounding (the GPU sums in another
+// order). For a given device, configuration and input the result is deterministic: no atomics
+// touch floating-point sums; partial sketches are reduced in a fixed order.
+//
+// Host inputs larger than the device-memory budget stream through pinned host buffers in chunks of
+// k, copies overlapped with compute; a result is produced whatever the size of K. Running out of
+// device memory anywhere is a pagh::Error naming the allocation.
+#pragma once
+
+#include <Eigen/Dense>
+#include <Eigen/SparseCore>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sketch/compressed_product.hpp"
+#include "sketch/params.hpp"
+#include "sketch/verify.hpp"
+
+// The CUDA runtime's stream handle (as in fwht/plan.hpp), so that this header needs no CUDA headers.
+struct CUstream_st;
+using cudaStream_t = CUstream_st*;
+
+namespace pagh::cuda {
+
+// Whether a CUDA device is usable by this build; if not, *reason says why.
+bool available(std::string* reason = nullptr);
+
+struct DeviceOptions {
+  int device = 0;
+  // Device memory the staged inputs may occupy at once (host inputs); 0 = a quarter of the free
+  // memory. Smaller values force the streaming path (tests use that).
+  std::size_t max_input_bytes = 0;
+  // Take the general path (scatter, fwht plan, multiply-accumulate as separate kernels) even where
+  // the fused kernel applies: tests and benchmarks compare the two.
+  bool force_general = false;
+};
+
+// A compressed product that lives on the device: d sketches of length b (double) and the hash
+// tables. Move-only; frees its memory on destruction.
+class DeviceProduct {
+ public:
+  struct State;  // defined in the backend
+  explicit DeviceProduct(std::unique_ptr<State> state);
+  DeviceProduct(DeviceProduct&&) noexcept;
+  DeviceProduct& operator=(DeviceProduct&&) noexcept;
+  ~DeviceProduct();
+
+  // A host product copied to the device (tests and device queries of a CPU result).
+  static DeviceProduct upload(const CompressedProduct& host, int device = 0);
+
+  std::int64_t rows() const;
+  std::int64_t cols() const;
+  std::int64_t inner() const;
+  std::int64_t buckets() const;
+  int repetitions() const;
+  const SketchParams& params() const;
+  const CompressTimings& timings() const;
+
+  // The same object on the host (copies d * b sketch values and the tables).
+  CompressedProduct to_host() const;
+
+  // Queries computed on the device with the CompressedProduct semantics (median of the d single
+  // estimates; ties by row, then column); only the answer is copied back.
+  std::vector<Entry> top_k(std::size_t k) const;
+  std::vector<Entry> above(double threshold, std::size_t max_entries = std::size_t{1} << 26) const;
+  Eigen::MatrixXd decompress(std::size_t max_bytes = std::size_t{8} << 30) const;
+  double frobenius_estimate() const;
+  double sigma() const;
+
+  // Device views for advanced use (valid while this object lives): sketch t at [t*b, (t+1)*b).
+  const double* device_sketches() const;
+  State& state() const { return *state_; }
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
+DeviceProduct compress(const Eigen::MatrixXf& A, const Eigen::MatrixXf& B, const SketchParams& params = {},
+                       const DeviceOptions& options = {});
+DeviceProduct compress(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B, const SketchParams& params = {},
+                       const DeviceOptions& options = {});
+DeviceProduct compress(const Eigen::SparseMatrix<double>& A, const Eigen::SparseMatrix<double>& B,
+                       const SketchParams& params = {}, const DeviceOptions& options = {});
+
+// A plan for repeated products of device-resident dense FP32 inputs in cuBLAS's column-major layout
+// (A: m x K, lda >= m; B: K x p, ldb >= K). The constructor allocates everything (and draws the hash
+// tables); execute() launches on the plan's own stream and neither allocates nor synchronizes.
+// Inputs are FP32 whatever params.precision says (f64 sketches them exactly).
+class Compressor {
+ public:
+  Compressor(std::int64_t m, std::int64_t K, std::int64_t p, const SketchParams& params, const DeviceOptions& options = {});
+  Compressor(Compressor&&) noexcept;
+  Compressor& operator=(Compressor&&) noexcept;
+  ~Compressor();
+
+  void execute(const float* A, std::int64_t lda, const float* B, std::int64_t ldb);
+  // The same with B given by rows: row k of B at Bt + k * ldbt (B row-major, i.e. B^T column-major,
+  // ldbt >= p). Saves the transposition of B that execute() performs on the device.
+  void execute_rows(const float* A, std::int64_t lda, const float* Bt, std::int64_t ldbt);
+  void synchronize() const;
+  // The stream execute() enqueues on (created by the plan), for timing with events.
+  cudaStream_t stream() const;
+  // The last execute()'s result as an independent object (copies the d * b sketch values).
+  DeviceProduct product() const;
+  // Which kernel path execute() takes ("fused" or "general") and why, for reports.
+  std::string path() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// The exact product on the device with cuBLAS DGEMM (inputs and result in double), timed by CUDA
+// events (ms: the GEMM alone, excluding transfers). Sparse inputs are densified on the device;
+// throws pagh::Error if they do not fit.
+Eigen::MatrixXd exact_product(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B, double* ms = nullptr, int device = 0);
+Eigen::MatrixXd exact_product(const Eigen::SparseMatrix<double>& A, const Eigen::SparseMatrix<double>& B,
+                              double* ms = nullptr, int device = 0);
+
+// pagh::verify's metrics computed on the device against the exact product C (m x p) computed there
+// by cuBLAS from A and B; only the metrics are copied back.
+Metrics verify(const DeviceProduct& product, const Eigen::MatrixXd& A, const Eigen::MatrixXd& B, std::size_t k,
+               int device = 0);
+
+}  // namespace pagh::cuda

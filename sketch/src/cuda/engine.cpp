@@ -1,0 +1,166 @@
+// The CUDA compression engine (engine.hpp): chooses the fused or the general path, owns their
+// buffers, and finishes with one inverse transform per repetition, as the CPU engine does.
+#include "cuda/engine.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <string>
+
+#include "pagh/error.hpp"
+
+namespace pagh::cuda {
+namespace {
+
+constexpr const char* kWhere = "pagh::cuda::compress";
+// Vectors of one general-path batch: about this many bytes (the fwht plan runs them as one batch).
+constexpr std::int64_t kBatchBytes = std::int64_t{256} << 20;
+
+int dtype_code(fwht::DType t) {
+  switch (t) {
+    case fwht::DType::f64: return 0;
+    case fwht::DType::f32: return 1;
+    case fwht::DType::f16: return 2;
+    default: return 3;
+  }
+}
+
+}  // namespace
+
+Engine::Engine(std::int64_t m, std::int64_t K, std::int64_t p, const SketchParams& params, bool dense, bool force_general,
+               cudaStream_t stream)
+    : m_(m), K_(K), p_(p), b_(sketch_length(m, p, params)), d_(params.repetitions), params_(params), stream_(stream) {
+  if (params.repetitions < 1) throw Error(kWhere, "repetitions = " + std::to_string(params.repetitions) + " must be at least 1");
+  if (fwht::is_integer(params.precision))
+    throw Error(kWhere, "precision " + std::string(fwht::to_string(params.precision)) + " is not supported (use f64, f32, f16 or bf16)");
+  log2b_ = std::countr_zero(static_cast<std::uint64_t>(b_));
+  const fwht::Options forward_options{.stabilization = params.stabilization, .algorithm = params.algorithm, .compute = params.compute};
+  // The forward plan validates the FWHT options with the same message as the CPU engine.
+  const bool plain = params.stabilization == fwht::Stabilization::none && params.algorithm == fwht::Algorithm::folklore;
+  fused_ = dense && !force_general && params.precision == fwht::DType::f32 && plain && log2b_ >= kSliceLog && log2b_ <= 27 &&
+           m <= INT32_MAX && p <= INT32_MAX;
+  acc_bytes_ = params.precision == fwht::DType::f64 ? 8 : 4;
+  if (fused_) path_ = "fused";
+  else if (force_general) path_ = "general (forced)";
+  else if (!dense) path_ = "general (sparse inputs)";
+  else if (params.precision != fwht::DType::f32) path_ = "general (precision " + std::string(fwht::to_string(params.precision)) + ")";
+  else if (!plain) path_ = "general (stabilized or Alman-Rao transform)";
+  else path_ = "general (b = 2^" + std::to_string(log2b_) + " outside the fused kernel's 2^12..2^27)";
+
+  tables_ = draw_device_tables(params.seed, d_, m, p, b_, stream);
+  const fwht::DType acc_type = acc_bytes_ == 8 ? fwht::DType::f64 : fwht::DType::f32;
+  inverse_.emplace(fwht::Shape{.n = b_, .batch = d_}, acc_type,
+                   fwht::Options{.normalization = fwht::Normalization::inverse, .stabilization = params.stabilization,
+                                 .algorithm = params.algorithm},
+                   fwht::Backend::cuda);
+  const auto db = static_cast<std::size_t>(d_ * b_);
+  spectrum_ = DeviceArray<char>(db * static_cast<std::size_t>(acc_bytes_), "sketch spectra");
+
+  if (fused_) {
+    code_a_ = DeviceArray<std::uint32_t>(static_cast<std::size_t>(d_ * m), "scatter codes of A");
+    code_b_ = DeviceArray<std::uint32_t>(static_cast<std::size_t>(d_ * p), "scatter codes of B");
+    DeviceArray<int> overflow(1, "scatter check");
+    PAGH_CUDA_CHECK(cudaMemsetAsync(overflow.data(), 0, sizeof(int), stream), kWhere);
+    prepare_fused_tables(tables_.bucket_a.data(), tables_.sign_a.data(), m, d_, code_a_.data(), overflow.data(), stream);
+    prepare_fused_tables(tables_.bucket_b.data(), tables_.sign_b.data(), p, d_, code_b_.data(), overflow.data(), stream);
+    int overflowed = 0;
+    PAGH_CUDA_CHECK(cudaMemcpyAsync(&overflowed, overflow.data(), sizeof(int), cudaMemcpyDeviceToHost, stream), kWhere);
+    PAGH_CUDA_CHECK(cudaStreamSynchronize(stream), kWhere);
+    if (overflowed) {  // 17+ entries of one warp instruction on one slot: astronomically rare
+      fused_ = false;
+      path_ = "general (scatter collisions beyond the fused kernel's encoding)";
+      code_a_ = {}, code_b_ = {};
+    }
+  }
+  if (fused_) {
+    int device = 0, sms = 0;
+    PAGH_CUDA_CHECK(cudaGetDevice(&device), kWhere);
+    PAGH_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), kWhere);
+    // Enough groups of k for one full wave of resident blocks (groups x slices x d blocks).
+    const std::int64_t slices = b_ >> kSliceLog, resident = std::int64_t{fused_blocks_per_sm()} * sms;
+    groups_ = static_cast<int>(std::clamp<std::int64_t>(resident / (slices * d_), 1, std::max<std::int64_t>(K, 1)));
+    path_ += " (" + std::to_string(groups_) + " groups x " + std::to_string(slices) + " slices x " + std::to_string(d_) + " repetitions)";
+    partials_ = DeviceArray<float>(static_cast<std::size_t>(groups_) * db, "partial spectra");
+  } else {
+    const std::int64_t storage = static_cast<std::int64_t>(fwht::size_of(params.precision));
+    pairs_per_batch_ = std::clamp<std::int64_t>(kBatchBytes / (2 * b_ * std::max<std::int64_t>(storage, acc_bytes_)), 1,
+                                                std::max<std::int64_t>(K, 1));
+    const auto vector_count = static_cast<std::size_t>(2 * pairs_per_batch_ * b_);
+    vectors_ = DeviceArray<char>(vector_count * static_cast<std::size_t>(storage), "sketch vectors");
+    if (storage == 2) scratch_ = DeviceArray<char>(vector_count * 4, "scatter buffer");
+    forward_.emplace(fwht::Shape{.n = b_, .batch = 2 * pairs_per_batch_}, params.precision, forward_options, fwht::Backend::cuda);
+  }
+  reset();
+}
+
+void Engine::reset() {
+  started_ = false;
+  if (!fused_) PAGH_CUDA_CHECK(cudaMemsetAsync(spectrum_.data(), 0, spectrum_.bytes(), stream_), kWhere);
+}
+
+void Engine::add_dense(const float* a, std::int64_t lda, const float* bt, std::int64_t ldbt, std::int64_t k_first,
+                       std::int64_t count) {
+  if (count <= 0) return;
+  if (fused_) {
+    FusedArgs args;
+    args.a = a, args.lda = lda, args.bt = bt, args.ldbt = ldbt;
+    args.code_a = code_a_.data(), args.code_b = code_b_.data();
+    args.partials = partials_.data();
+    args.m = m_, args.p = p_, args.K = K_, args.k_first = k_first, args.k_count = count;
+    args.log2b = log2b_, args.repetitions = d_, args.groups = groups_, args.accumulate = started_;
+    launch_fused(args, stream_);
+    started_ = true;
+    return;
+  }
+  Lines la, lb;
+  la.values_f32 = a, la.ld = lda, la.length = m_;
+  lb.values_f32 = bt, lb.ld = ldbt, lb.length = p_;
+  general_batches(la, lb, count);
+}
+
+void Engine::add_dense(const double* a, std::int64_t lda, const double* bt, std::int64_t ldbt, std::int64_t count) {
+  if (fused_) throw Error(kWhere, "internal: double chunk on the fused path");
+  if (count <= 0) return;
+  Lines la, lb;
+  la.values_f64 = a, la.ld = lda, la.length = m_;
+  lb.values_f64 = bt, lb.ld = ldbt, lb.length = p_;
+  general_batches(la, lb, count);
+}
+
+void Engine::add_sparse(const Lines& a, const Lines& b, std::int64_t count) {
+  if (fused_) throw Error(kWhere, "internal: sparse chunk on the fused path");
+  if (count > 0) general_batches(a, b, count);
+}
+
+// For each repetition and batch: zero, scatter (in Acc), round to 16 bits if that is the storage,
+// transform, and add the pairs' products to the repetition's spectrum in k order.
+void Engine::general_batches(const Lines& a, const Lines& b, std::int64_t count) {
+  const int dtype = dtype_code(params_.precision);
+  const bool rounded = fwht::size_of(params_.precision) == 2;
+  void* target = rounded ? static_cast<void*>(scratch_.data()) : static_cast<void*>(vectors_.data());
+  const std::size_t target_bytes = static_cast<std::size_t>(2 * pairs_per_batch_ * b_) * static_cast<std::size_t>(acc_bytes_);
+  for (int t = 0; t < d_; ++t) {
+    char* spectrum = spectrum_.data() + static_cast<std::size_t>(t * b_) * static_cast<std::size_t>(acc_bytes_);
+    for (std::int64_t first = 0; first < count; first += pairs_per_batch_) {
+      const std::int64_t n = std::min(pairs_per_batch_, count - first);
+      PAGH_CUDA_CHECK(cudaMemsetAsync(target, 0, target_bytes, stream_), kWhere);
+      launch_scatter(a, b, tables_.bucket_a.data() + t * m_, tables_.sign_a.data() + t * m_, tables_.bucket_b.data() + t * p_,
+                     tables_.sign_b.data() + t * p_, first, n, b_, target, acc_bytes_, stream_);
+      if (rounded) launch_round_to_16bit(static_cast<const float*>(target), vectors_.data(), 2 * pairs_per_batch_ * b_, dtype, stream_);
+      forward_->execute(vectors_.data(), vectors_.data(), stream_);
+      launch_multiply_accumulate(vectors_.data(), n, b_, dtype, spectrum, stream_);
+    }
+  }
+}
+
+void Engine::finish(double* sketches, double* frobenius) {
+  const std::int64_t db = d_ * b_;
+  if (fused_) {
+    if (!started_) PAGH_CUDA_CHECK(cudaMemsetAsync(partials_.data(), 0, partials_.bytes(), stream_), kWhere);
+    launch_reduce_partials(partials_.data(), groups_, db, reinterpret_cast<float*>(spectrum_.data()), stream_);
+  }
+  inverse_->execute(spectrum_.data(), spectrum_.data(), stream_);
+  launch_widen(spectrum_.data(), acc_bytes_, db, sketches, stream_);
+  launch_frobenius(sketches, db, d_, frobenius, stream_);
+}
+
+}  // namespace pagh::cuda

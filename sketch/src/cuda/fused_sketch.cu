@@ -1,0 +1,271 @@
+// The fused sketch kernel: for each k, column k of A and row k of B are read once from device
+// memory, sign-scattered into shared memory, transformed, multiplied and accumulated in registers.
+// Nothing but the inputs and one partial spectrum per block ever touches device memory.
+//
+// Slices. b = 2^L is too long for one SM to hold a vector and its accumulator (2^15 floats is
+// 128 KiB each), so a block owns one slice of 2^12 *output* buckets f = (f_hi, f_lo). Writing
+// h = (h_hi, h_lo) for input buckets, (H x)[f_hi, f_lo] = H_12 y[f_lo] with the folded vector
+// y[h_lo] = sum_{h_hi} (-1)^popcount(f_hi & h_hi) x[h_hi, h_lo]: the top L - 12 stages become a
+// sign in the scatter. So a block scatters every entry of the line with sign
+// s(i) (-1)^popcount(f_hi & h_hi(i)) into bucket h_lo(i) of a 2^12 buffer and runs 12 stages. The
+// price is that each of the 2^(L-12) slices reads the whole line (from L2 after the first).
+//
+// Block: 64 threads (2 warps), 64 elements per thread. Warp 0 scatters a_k, warp 1 scatters b_k;
+// colliding entries of one warp instruction are found with __match_any_sync and summed in lane
+// (= index) order by their lowest lane, so every bucket's sum has a fixed order: deterministic, no
+// atomics. The transform: round 1 holds element bits [6, 12) in registers (thread bits [0, 6),
+// scalar shared loads, conflict-free), one exchange through shared memory, round 2 holds bits
+// [0, 6) (LDS.128). The accumulator P (64 floats per thread) stays in registers for all k of the
+// block; each block handles the k with k mod groups == group, in increasing order, so the partial
+// sums do not depend on how K is chunked for streaming. Shared index e lives at swizzle(e): bits
+// [6, 9) XORed into bits [2, 5), which makes both rounds and the 16-byte accesses conflict-free.
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+
+#include "cuda/device_memory.hpp"
+#include "cuda/kernels.hpp"
+
+namespace pagh::cuda {
+namespace {
+
+constexpr int kThreads = 64;
+constexpr int kSlice = 1 << kSliceLog;     // 4096 buckets
+constexpr int kRegs = kSlice / kThreads;   // 64 elements per thread
+constexpr unsigned kFull = 0xffffffffu;
+// 32 KiB of shared memory per block: 6 blocks fill an SM's 228 KiB; registers follow (<= 170).
+constexpr int kBlocksPerSm = 6;
+static_assert(kRegs == 64 && kSliceLog == 12, "the two rounds below assume 2^6 x 2^6");
+
+__device__ __forceinline__ int swizzle(int e) { return e ^ (((e >> 6) & 7) << 2); }
+
+// The swizzled addresses of a thread's elements as 8 base registers plus compile-time offsets
+// (otherwise the compiler hoists 80 loop-invariant addresses and spills):
+//   round 1, element tid | r << 6:      swizzle = (tid ^ ((r & 7) << 2)) + (r << 6)
+//   round 2, element tid << 6 | 4q:     swizzle = (tid << 6) + 4 * ((q & 8) | ((q & 7) ^ (tid & 7)))
+struct Addresses {
+  int round1[8], round2[8];
+  __device__ explicit Addresses(int tid) {
+#pragma unroll
+    for (int j = 0; j < 8; ++j) round1[j] = tid ^ (j << 2), round2[j] = (tid << 6) + 4 * (j ^ (tid & 7));
+  }
+  __device__ __forceinline__ int first(int r) const { return round1[r & 7] + (r << 6); }
+  __device__ __forceinline__ int second(int q) const { return round2[q & 7] + 4 * (q & 8); }
+};
+
+// Stages on register bits [0, 6): (a, b) -> (a + b, a - b), as the reference writes them.
+__device__ __forceinline__ void register_stages(float (&v)[kRegs]) {
+#pragma unroll
+  for (int k = 0; k < 6; ++k) {
+#pragma unroll
+    for (int r = 0; r < kRegs; ++r) {
+      if ((r & (1 << k)) == 0) {
+        const float a = v[r], b = v[r | (1 << k)];
+        v[r] = __fadd_rn(a, b);
+        v[r | (1 << k)] = __fsub_rn(a, b);
+      }
+    }
+  }
+}
+
+// buf[h_lo] += sign * value for every entry of one line (one warp, entry i on lane i mod 32 of
+// instruction i / 32). code (prepare_scatter): the swizzled slot in bits [0, 12), h_hi in bits
+// [12, 27), the entry's rank among the lanes of its instruction with the same slot in bits
+// [27, 31), s(i) < 0 in bit 31. Lanes of rank j add in round j of their instruction, so colliding
+// entries are added one after the other in lane (= index) order, as on the CPU: deterministic,
+// no atomics, and an instruction without collisions is one load, add and store per lane.
+// One instruction of the scatter: lane `valid` adds x to buf[slot]. Without collisions (the usual
+// case) every lane adds at once; otherwise lanes of rank j add in round j.
+// buf: the shared-space byte address of this warp's buffer (with a generic pointer the compiler
+// rebuilds the shared-window address for every entry: 6 instructions of 20).
+__device__ __forceinline__ void add_shared(unsigned address, float x) {
+  float old;
+  asm volatile("ld.shared.f32 %0, [%1];" : "=f"(old) : "r"(address) : "memory");
+  asm volatile("st.shared.f32 [%0], %1;" ::"r"(address), "f"(__fadd_rn(old, x)) : "memory");
+}
+
+__device__ __forceinline__ void scatter_one(float value, std::uint32_t c, bool valid, std::uint32_t fold_mask, unsigned buf) {
+  // Sign bit: s(i) xor the fold parity popcount(h_hi & f_hi) (the slices above).
+  const std::uint32_t sign = (c ^ (static_cast<std::uint32_t>(__popc(c & fold_mask)) << 31)) & 0x80000000u;
+  const float x = __uint_as_float(__float_as_uint(value) ^ sign);
+  const unsigned rank = (c >> 27) & 15u;
+  const unsigned cell = buf + 4 * (c & (kSlice - 1));
+  const unsigned rounds = __reduce_max_sync(kFull, valid ? rank : 0u);
+  if (rounds == 0) {
+    if (valid) add_shared(cell, x);
+  } else {
+    for (unsigned j = 0; j <= rounds; ++j) {
+      if (valid && rank == j) add_shared(cell, x);
+      __syncwarp();
+    }
+  }
+  __syncwarp();
+}
+
+// All loads of a batch are issued before its adds, so that their latencies overlap.
+template <int kUnroll>
+__device__ __forceinline__ void scatter_line(const float* __restrict__ line, const std::uint32_t* __restrict__ code, int n,
+                                             unsigned f_hi, float* buffer, int lane) {
+  const std::uint32_t fold_mask = f_hi << kSliceLog;
+  const auto buf = static_cast<unsigned>(__cvta_generic_to_shared(buffer));
+  int base = 0;
+  for (; base + 32 * kUnroll <= n; base += 32 * kUnroll) {
+    float value[kUnroll];
+    std::uint32_t c[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) value[u] = __ldg(line + base + 32 * u + lane), c[u] = __ldg(code + base + 32 * u + lane);
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) scatter_one(value[u], c[u], true, fold_mask, buf);
+  }
+  for (; base < n; base += 32) {
+    const bool valid = base + lane < n;
+    scatter_one(valid ? __ldg(line + base + lane) : 0.0f, valid ? __ldg(code + base + lane) : 0u, valid, fold_mask, buf);
+  }
+}
+
+// A thread's round-2 elements with 16-byte loads; kZero leaves zeros behind for the next scatter.
+template <bool kZero>
+__device__ __forceinline__ void load_second(float* buf, const Addresses& at, float (&v)[kRegs]) {
+#pragma unroll
+  for (int q = 0; q < kRegs / 4; ++q) {
+    const float4 x = *reinterpret_cast<const float4*>(buf + at.second(q));
+    if constexpr (kZero) *reinterpret_cast<float4*>(buf + at.second(q)) = make_float4(0, 0, 0, 0);
+    v[4 * q] = x.x, v[4 * q + 1] = x.y, v[4 * q + 2] = x.z, v[4 * q + 3] = x.w;
+  }
+}
+
+// kUnroll: loads in flight per lane in the scatter (PAGH_SKETCH_UNROLL = 8, 16 or 32; default 16: bench/NOTES.md).
+template <int kUnroll>
+__global__ void __launch_bounds__(kThreads, kBlocksPerSm) fused_sketch(FusedArgs args) {
+  __shared__ __align__(16) float buffers[2][kSlice];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int group = blockIdx.x, rep = blockIdx.z;
+  const unsigned f_hi = blockIdx.y;
+  const std::int64_t b = std::int64_t{1} << args.log2b;
+  float* partial = args.partials + (static_cast<std::int64_t>(group) * args.repetitions + rep) * b +
+                   static_cast<std::int64_t>(f_hi) * kSlice + tid * kRegs;
+
+  // Accumulator in round-2 layout: element tid * 64 + r. A later chunk continues the same sums.
+  float acc[kRegs];
+#pragma unroll
+  for (int q = 0; q < kRegs / 4; ++q) {
+    const float4 old = args.accumulate ? reinterpret_cast<const float4*>(partial)[q] : make_float4(0, 0, 0, 0);
+    acc[4 * q] = old.x, acc[4 * q + 1] = old.y, acc[4 * q + 2] = old.z, acc[4 * q + 3] = old.w;
+  }
+  for (int e = tid; e < 2 * kSlice; e += kThreads) (&buffers[0][0])[e] = 0.0f;
+
+  // The first k of this chunk that belongs to this group.
+  const std::int64_t first = args.k_first + ((group - args.k_first % args.groups) % args.groups + args.groups) % args.groups;
+  const std::int64_t end = args.k_first + args.k_count;
+  const std::uint32_t* code = warp == 0 ? args.code_a + rep * args.m : args.code_b + rep * args.p;
+  const std::int64_t length = warp == 0 ? args.m : args.p;
+  const Addresses at(tid);
+  __syncthreads();
+  for (std::int64_t k = first; k < end; k += args.groups) {
+    const std::int64_t local = k - args.k_first;
+    const float* line = warp == 0 ? args.a + local * args.lda : args.bt + local * args.ldbt;
+    scatter_line<kUnroll>(line, code, static_cast<int>(length), f_hi, buffers[warp], lane);
+    __syncthreads();
+
+    // Round 1: element tid | (r << 6), stages on bits [6, 12); written back in place. One vector
+    // at a time, so that only the accumulator and one vector are live.
+    float va[kRegs];
+#pragma unroll
+    for (int which = 0; which < 2; ++which) {
+      float* buf = buffers[which];
+#pragma unroll
+      for (int r = 0; r < kRegs; ++r) va[r] = buf[at.first(r)];
+      register_stages(va);
+#pragma unroll
+      for (int r = 0; r < kRegs; ++r) buf[at.first(r)] = va[r];
+    }
+    __syncthreads();
+
+    // Round 2: element (tid << 6) | r, 16-byte accesses. H a_k goes back to shared memory so that
+    // only the accumulator and one vector are live; the product pass zeroes both buffers.
+    const float4 zero = make_float4(0, 0, 0, 0);
+    float vb[kRegs];
+    load_second<false>(buffers[0], at, va);
+    register_stages(va);
+#pragma unroll
+    for (int q = 0; q < kRegs / 4; ++q)
+      *reinterpret_cast<float4*>(&buffers[0][at.second(q)]) = make_float4(va[4 * q], va[4 * q + 1], va[4 * q + 2], va[4 * q + 3]);
+    load_second<true>(buffers[1], at, vb);
+    register_stages(vb);
+    // P += Ha . Hb, multiply then add (rounded separately, as the CPU engine does).
+#pragma unroll
+    for (int q = 0; q < kRegs / 4; ++q) {
+      const float4 x = *reinterpret_cast<const float4*>(&buffers[0][at.second(q)]);
+      *reinterpret_cast<float4*>(&buffers[0][at.second(q)]) = zero;
+      acc[4 * q] = __fadd_rn(acc[4 * q], __fmul_rn(x.x, vb[4 * q]));
+      acc[4 * q + 1] = __fadd_rn(acc[4 * q + 1], __fmul_rn(x.y, vb[4 * q + 1]));
+      acc[4 * q + 2] = __fadd_rn(acc[4 * q + 2], __fmul_rn(x.z, vb[4 * q + 2]));
+      acc[4 * q + 3] = __fadd_rn(acc[4 * q + 3], __fmul_rn(x.w, vb[4 * q + 3]));
+    }
+    __syncthreads();
+  }
+
+#pragma unroll
+  for (int q = 0; q < kRegs / 4; ++q)
+    reinterpret_cast<float4*>(partial)[q] = make_float4(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]);
+}
+
+// One thread per entry i of a repetition's line; the lanes of a warp are the entries of one scatter
+// instruction (32 | i - lane), so __match_any_sync finds the entries that share a slot there. An
+// entry with rank > 15 cannot be encoded: *overflow is set and the engine takes the general path.
+__global__ void prepare_scatter(const std::uint32_t* __restrict__ buckets, const std::int8_t* __restrict__ signs, std::int64_t n,
+                                std::uint32_t* __restrict__ code, int* __restrict__ overflow) {
+  const std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x;
+  const std::int64_t at = blockIdx.y * n + i;
+  const bool valid = i < n;
+  const std::uint32_t h = valid ? buckets[at] : 0u;
+  const int slot = static_cast<int>(h & (kSlice - 1));
+  const unsigned active = __ballot_sync(kFull, valid);
+  if (!valid) return;
+  const unsigned peers = __match_any_sync(active, slot);
+  const unsigned rank = static_cast<unsigned>(__popc(peers & ((1u << (threadIdx.x & 31)) - 1)));
+  if (rank > 15) *overflow = 1;
+  code[at] = static_cast<std::uint32_t>(swizzle(slot)) | (h & ~static_cast<std::uint32_t>(kSlice - 1)) | (std::min(rank, 15u) << 27) |
+             (signs[at] < 0 ? 0x80000000u : 0u);
+}
+
+int unroll() {
+  static const int value = [] {
+    const char* s = std::getenv("PAGH_SKETCH_UNROLL");
+    const int v = s ? std::atoi(s) : 16;
+    return v == 8 || v == 32 ? v : 16;
+  }();
+  return value;
+}
+
+}  // namespace
+
+void launch_fused(const FusedArgs& args, cudaStream_t stream) {
+  if (args.log2b < kSliceLog || args.log2b > 27 || args.groups < 1 || args.repetitions < 1 || args.m > INT32_MAX ||
+      args.p > INT32_MAX)
+    throw Error("pagh::cuda::launch_fused", "unsupported geometry (needs 2^12 <= b <= 2^27 and lines below 2^31)");
+  const dim3 grid(static_cast<unsigned>(args.groups), 1u << (args.log2b - kSliceLog), static_cast<unsigned>(args.repetitions));
+  if (grid.y > 65535u || grid.z > 65535u) throw Error("pagh::cuda::launch_fused", "too many slices or repetitions for one launch");
+  switch (unroll()) {
+    case 8: fused_sketch<8><<<grid, kThreads, 0, stream>>>(args); break;
+    case 32: fused_sketch<32><<<grid, kThreads, 0, stream>>>(args); break;
+    default: fused_sketch<16><<<grid, kThreads, 0, stream>>>(args); break;
+  }
+  check_launch("fused_sketch", "pagh::cuda::launch_fused");
+}
+
+void prepare_fused_tables(const std::uint32_t* buckets, const std::int8_t* signs, std::int64_t n, int repetitions,
+                          std::uint32_t* code, int* overflow, cudaStream_t stream) {
+  if (n == 0) return;
+  const dim3 grid(static_cast<unsigned>((n + 255) / 256), static_cast<unsigned>(repetitions));
+  prepare_scatter<<<grid, 256, 0, stream>>>(buckets, signs, n, code, overflow);
+  check_launch("prepare_scatter", "pagh::cuda::prepare_fused_tables");
+}
+
+int fused_blocks_per_sm() {
+  int blocks = 0;
+  PAGH_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fused_sketch<16>, kThreads, 0), "pagh::cuda::fused_blocks_per_sm");
+  return blocks;
+}
+
+}  // namespace pagh::cuda

@@ -1,0 +1,77 @@
+// The kernels of the CUDA sketch backend, as the host orchestration (engine.cpp) sees them: raw
+// device pointers, no Eigen. Every launcher enqueues on `stream` and throws pagh::Error if the
+// launch fails.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace pagh::cuda {
+
+// ---- The fused path (fused_sketch.cu) ---------------------------------------------------------
+// Plain folklore FWHT, f32 storage and accumulation, b = 2^L with L >= 12. See fused_sketch.cu.
+inline constexpr int kSliceLog = 12;  // a block transforms slices of 2^12 buckets
+
+struct FusedArgs {
+  const float* a = nullptr;        // A's columns of this chunk: column k at a + (k - k_first) * lda
+  std::int64_t lda = 0;
+  const float* bt = nullptr;       // B's rows of this chunk: row k at bt + (k - k_first) * ldbt
+  std::int64_t ldbt = 0;
+  const std::uint32_t* code_a = nullptr;  // d * m scatter codes (prepare_fused_tables)
+  const std::uint32_t* code_b = nullptr;  // d * p
+  float* partials = nullptr;       // groups * d * b partial spectra, group-major
+  std::int64_t m = 0, p = 0, K = 0;
+  std::int64_t k_first = 0, k_count = 0;  // this chunk: k in [k_first, k_first + k_count)
+  int log2b = 0, repetitions = 0, groups = 0;
+  bool accumulate = false;         // add to partials (a later chunk) instead of overwriting them
+};
+void launch_fused(const FusedArgs& args, cudaStream_t stream);
+// The fused kernel's view of one side's tables (n entries per repetition), computed once per plan:
+// code[t*n + i] = swizzled slot of h_t(i) | h_t(i) above bit 12 | the rank of i among the entries
+// of its scatter instruction (the 32 entries around i) with the same slot << 27 | (s_t(i) < 0) << 31.
+// Sets *overflow (device int) if a rank does not fit in 4 bits (then use the general path).
+void prepare_fused_tables(const std::uint32_t* buckets, const std::int8_t* signs, std::int64_t n, int repetitions,
+                          std::uint32_t* code, int* overflow, cudaStream_t stream);
+// Blocks of the fused kernel that fit on one SM (occupancy), for choosing the group count.
+int fused_blocks_per_sm();
+
+// ---- The general path (general_sketch.cu) -----------------------------------------------------
+// Lines k of a chunk, dense (line k at values + (k - k_first) * ld, `length` entries) or sparse
+// (entries start[k - k_first] .. start[k - k_first + 1] of index/values; start is chunk-relative).
+struct Lines {
+  const float* values_f32 = nullptr;   // dense f32 or sparse values (one of the two value arrays)
+  const double* values_f64 = nullptr;
+  std::int64_t ld = 0, length = 0;     // dense
+  const std::int64_t* start = nullptr;  // sparse
+  const std::int32_t* index = nullptr;
+};
+
+// Scatters lines [first, first + count) of the chunk (chunk-relative) of a and b into `vectors`
+// (2 * count vectors of b buckets, zeroed by the caller: a_k at 2j, b_k at 2j + 1) in the
+// accumulation type of `acc_bytes` (4 = float, 8 = double), one warp per vector, summing entries
+// that collide in one warp instruction in index order (deterministic, no atomics). Tables of
+// repetition t: bucket_a/sign_a + t * m, bucket_b/sign_b + t * p.
+void launch_scatter(const Lines& a, const Lines& b, const std::uint32_t* bucket_a, const std::int8_t* sign_a,
+                    const std::uint32_t* bucket_b, const std::int8_t* sign_b, std::int64_t first, std::int64_t count,
+                    std::int64_t buckets, void* vectors, int acc_bytes, cudaStream_t stream);
+// Rounds `count` Acc values (float) to the 16-bit storage type (dtype 2 = f16, 3 = bf16) in place
+// at the front of the same buffer region: out[i] = T(in[i]).
+void launch_round_to_16bit(const float* in, void* out, std::int64_t count, int dtype, cudaStream_t stream);
+// spectrum[h] += sum_j Ha_j[h] * Hb_j[h] over pairs j = 0..pairs-1 in order, in Acc; `vectors` in
+// storage type of `storage_bytes`/dtype (0 = f64, 1 = f32, 2 = f16, 3 = bf16).
+void launch_multiply_accumulate(const void* vectors, std::int64_t pairs, std::int64_t b, int dtype, void* spectrum,
+                                cudaStream_t stream);
+
+// ---- Finishing ---------------------------------------------------------------------------------
+// spectrum[t * b + h] = sum_g partials[(g * d + t) * b + h], g in increasing order.
+void launch_reduce_partials(const float* partials, int groups, std::int64_t db, float* spectrum, cudaStream_t stream);
+// sketches[i] = double(spectrum[i]) for float or double spectra (acc_bytes 4 or 8).
+void launch_widen(const void* spectrum, int acc_bytes, std::int64_t count, double* sketches, cudaStream_t stream);
+// *out = sqrt(sum_i x[i]^2 / repetitions) in one fixed order (one block): the Frobenius estimate.
+void launch_frobenius(const double* sketches, std::int64_t count, int repetitions, double* out, cudaStream_t stream);
+// out (rows x cols, row-major, ld_out) = in (rows x cols col-major... i.e. in^T): B's rows made contiguous.
+void launch_transpose(const float* in, std::int64_t ld_in, std::int64_t rows, std::int64_t cols, float* out,
+                      std::int64_t ld_out, cudaStream_t stream);
+
+}  // namespace pagh::cuda

@@ -1,0 +1,282 @@
+// sketch-cuda against sketch-cpu: the same hash tables bit for bit, the same sketches bit for bit on
+// integer inputs (every path and precision), within rounding on floating inputs, streaming ==
+// in-memory, the device-input plan == the host-input call, determinism, and errors.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cuda/device_tables.hpp"
+#include "sketch/compress.hpp"
+#include "sketch/cuda.hpp"
+#include "sketch/hashing.hpp"
+
+namespace {
+
+using Dense = Eigen::MatrixXd;
+
+std::uint64_t run_seed() {
+  static const std::uint64_t seed = []() -> std::uint64_t {
+    if (const char* s = std::getenv("PAGH_TEST_SEED")) return std::strtoull(s, nullptr, 10);
+    return (static_cast<std::uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
+  }();
+  return seed;
+}
+#define TRACE_SEED() SCOPED_TRACE("random seed " + std::to_string(run_seed()) + " (rerun with PAGH_TEST_SEED=<seed>)")
+
+#define SKIP_WITHOUT_GPU()                                           \
+  do {                                                               \
+    std::string why;                                                 \
+    if (!pagh::cuda::available(&why)) GTEST_SKIP() << "no usable CUDA device: " << why; \
+  } while (0)
+
+// Entries in {-1, 0, 1} with the given density: every sum the sketch forms is a small integer,
+// exact in float, so any summation order gives the same bits.
+Dense small_integers(std::int64_t rows, std::int64_t cols, double density, std::mt19937_64& rng) {
+  std::bernoulli_distribution keep(density), negative(0.5);
+  Dense m(rows, cols);
+  for (std::int64_t j = 0; j < cols; ++j)
+    for (std::int64_t i = 0; i < rows; ++i) m(i, j) = keep(rng) ? (negative(rng) ? -1.0 : 1.0) : 0.0;
+  return m;
+}
+
+Dense gaussian(std::int64_t rows, std::int64_t cols, std::mt19937_64& rng) {
+  std::normal_distribution<double> d(0.0, 1.0);
+  Dense m(rows, cols);
+  for (std::int64_t j = 0; j < cols; ++j)
+    for (std::int64_t i = 0; i < rows; ++i) m(i, j) = d(rng);
+  return m;
+}
+
+std::vector<double> device_sketches(const pagh::cuda::DeviceProduct& product) {
+  std::vector<double> out(static_cast<std::size_t>(product.repetitions() * product.buckets()));
+  EXPECT_EQ(cudaMemcpy(out.data(), product.device_sketches(), out.size() * sizeof(double), cudaMemcpyDeviceToHost), cudaSuccess);
+  return out;
+}
+
+std::vector<double> host_sketches(const pagh::CompressedProduct& product) {
+  std::vector<double> out;
+  for (int t = 0; t < product.repetitions(); ++t)
+    for (double c : product.sketch(t)) out.push_back(c);
+  return out;
+}
+
+// Index of the first difference, or -1.
+std::int64_t first_difference(const std::vector<double>& x, const std::vector<double>& y) {
+  if (x.size() != y.size()) return 0;
+  for (std::size_t i = 0; i < x.size(); ++i)
+    if (std::memcmp(&x[i], &y[i], sizeof(double)) != 0) return static_cast<std::int64_t>(i);
+  return -1;
+}
+
+template <class T>
+std::vector<T> copy_back(const pagh::cuda::DeviceArray<T>& a) {
+  std::vector<T> out(a.size());
+  if (!out.empty()) EXPECT_EQ(cudaMemcpy(out.data(), a.data(), a.bytes(), cudaMemcpyDeviceToHost), cudaSuccess);
+  return out;
+}
+
+TEST(SketchCuda, DeviceTablesEqualHostTables) {
+  SKIP_WITHOUT_GPU();
+  struct Case { std::uint64_t seed; int d; std::int64_t m, p, b; };
+  // Odd word counts (offsets not multiples of 4), b = 1, b = 2^32 and empty sides.
+  for (const Case c : {Case{1, 3, 600, 520, 8192}, Case{42, 5, 7, 3, 16}, Case{7, 2, 1, 1, 1}, Case{99, 4, 333, 0, 1 << 20},
+                       Case{123456789, 2, 1001, 999, std::int64_t{1} << 32}}) {
+    SCOPED_TRACE("seed " + std::to_string(c.seed) + " m " + std::to_string(c.m) + " p " + std::to_string(c.p));
+    const pagh::HashTables host = pagh::draw_hash_tables(c.seed, c.d, c.m, c.p, c.b);
+    const pagh::cuda::DeviceTables device = pagh::cuda::draw_device_tables(c.seed, c.d, c.m, c.p, c.b, nullptr);
+    EXPECT_EQ(copy_back(device.bucket_a), host.bucket_a);
+    EXPECT_EQ(copy_back(device.sign_a), host.sign_a);
+    EXPECT_EQ(copy_back(device.bucket_b), host.bucket_b);
+    EXPECT_EQ(copy_back(device.sign_b), host.sign_b);
+  }
+}
+
+struct PathCase {
+  const char* name;
+  fwht::DType precision;
+  fwht::Stabilization stabilization;
+  fwht::Algorithm algorithm;
+  fwht::Compute compute;
+  bool force_general;
+};
+
+const PathCase kPaths[] = {
+    {"fused f32", fwht::DType::f32, fwht::Stabilization::none, fwht::Algorithm::folklore, fwht::Compute::f32, false},
+    {"general f32", fwht::DType::f32, fwht::Stabilization::none, fwht::Algorithm::folklore, fwht::Compute::f32, true},
+    {"general f64", fwht::DType::f64, fwht::Stabilization::none, fwht::Algorithm::folklore, fwht::Compute::f32, false},
+    {"general f16 storage", fwht::DType::f16, fwht::Stabilization::none, fwht::Algorithm::folklore, fwht::Compute::storage, false},
+    {"general bf16 f32", fwht::DType::bf16, fwht::Stabilization::none, fwht::Algorithm::folklore, fwht::Compute::f32, false},
+    {"general f32 neumaier", fwht::DType::f32, fwht::Stabilization::neumaier, fwht::Algorithm::folklore, fwht::Compute::f32, false},
+    {"general f64 kahan", fwht::DType::f64, fwht::Stabilization::kahan, fwht::Algorithm::folklore, fwht::Compute::f32, false},
+    {"general f32 alman_rao", fwht::DType::f32, fwht::Stabilization::none, fwht::Algorithm::alman_rao, fwht::Compute::f32, false},
+};
+
+pagh::SketchParams params_for(const PathCase& c, int d, std::uint64_t seed) {
+  pagh::SketchParams p;
+  p.repetitions = d, p.seed = seed, p.precision = c.precision, p.stabilization = c.stabilization;
+  p.algorithm = c.algorithm, p.compute = c.compute;
+  return p;
+}
+
+TEST(SketchCuda, IntegerInputsBitIdenticalToCpuOnEveryPath) {
+  SKIP_WITHOUT_GPU();
+  TRACE_SEED();
+  std::mt19937_64 rng(run_seed());
+  // b = 8192 (the fused kernel's 2 slices) with d = 3, and b = 16384 (4 slices) with d = 1; K is
+  // not a multiple of anything.
+  struct Shape { std::int64_t m, K, p; int d; std::int64_t b; };
+  for (const Shape shape : {Shape{600, 203, 520, 3, 8192}, Shape{1100, 150, 1500, 1, 16384}}) {
+    const Dense A = small_integers(shape.m, shape.K, 0.2, rng), B = small_integers(shape.K, shape.p, 0.2, rng);
+    for (const PathCase& c : kPaths) {
+      SCOPED_TRACE(std::string(c.name) + ", b = " + std::to_string(shape.b) + ", d = " + std::to_string(shape.d));
+      const pagh::SketchParams params = params_for(c, shape.d, rng());
+      const auto cpu = pagh::compress(A, B, params);
+      const auto gpu = pagh::cuda::compress(A, B, params, {.force_general = c.force_general});
+      EXPECT_EQ(gpu.buckets(), shape.b);
+      const auto x = device_sketches(gpu), y = host_sketches(cpu);
+      const std::int64_t at = first_difference(x, y);
+      EXPECT_EQ(at, -1) << "first difference at " << at << ": gpu " << (at >= 0 ? x[at] : 0) << " cpu " << (at >= 0 ? y[at] : 0);
+    }
+  }
+}
+
+TEST(SketchCuda, SmallSketchesTakeTheGeneralPathAndMatch) {
+  SKIP_WITHOUT_GPU();
+  TRACE_SEED();
+  std::mt19937_64 rng(run_seed());
+  for (const auto [m, K, p] : {std::array<std::int64_t, 3>{1, 1, 1}, {5, 17, 3}, {40, 64, 33}, {0, 5, 4}, {6, 0, 7}}) {
+    SCOPED_TRACE(std::to_string(m) + " x " + std::to_string(K) + " x " + std::to_string(p));
+    const Dense A = small_integers(m, K, 0.5, rng), B = small_integers(K, p, 0.5, rng);
+    const pagh::SketchParams params{.repetitions = 2, .seed = rng()};
+    const auto x = device_sketches(pagh::cuda::compress(A, B, params)), y = host_sketches(pagh::compress(A, B, params));
+    EXPECT_EQ(first_difference(x, y), -1);
+  }
+}
+
+TEST(SketchCuda, FloatInputsAgreeWithinRounding) {
+  SKIP_WITHOUT_GPU();
+  TRACE_SEED();
+  std::mt19937_64 rng(run_seed());
+  const Dense A = gaussian(700, 300, rng), B = gaussian(300, 650, rng);
+  const double eps = std::numeric_limits<float>::epsilon();
+  for (bool general : {false, true}) {
+    SCOPED_TRACE(general ? "general" : "fused");
+    const pagh::SketchParams params{.repetitions = 2, .seed = rng()};
+    const auto y = host_sketches(pagh::compress(A, B, params));
+    const auto x = device_sketches(pagh::cuda::compress(A, B, params, {.force_general = general}));
+    ASSERT_EQ(x.size(), y.size());
+    double scale = 0, worst = 0;
+    for (std::size_t i = 0; i < y.size(); ++i) scale = std::max(scale, std::fabs(y[i])), worst = std::max(worst, std::fabs(x[i] - y[i]));
+    // Both sums of K products and log2 b butterfly stages round at each step (DESIGN.md §5).
+    const double tolerance = 32 * std::log2(8192.0 * 300) * eps * scale;
+    EXPECT_LE(worst, tolerance) << "max |gpu - cpu| " << worst << " vs max |c| " << scale;
+    EXPECT_GT(worst, 0.0) << "floating inputs summed in another order should not agree in every bit (is the test vacuous?)";
+  }
+}
+
+TEST(SketchCuda, StreamingEqualsInMemoryAndIsDeterministic) {
+  SKIP_WITHOUT_GPU();
+  TRACE_SEED();
+  std::mt19937_64 rng(run_seed());
+  const Dense A = gaussian(520, 257, rng), B = gaussian(257, 610, rng);
+  for (const PathCase& c : {kPaths[0], kPaths[1], kPaths[2]}) {
+    SCOPED_TRACE(c.name);
+    const pagh::SketchParams params = params_for(c, 3, rng());
+    const auto whole = device_sketches(pagh::cuda::compress(A, B, params, {.force_general = c.force_general}));
+    const auto again = device_sketches(pagh::cuda::compress(A, B, params, {.force_general = c.force_general}));
+    EXPECT_EQ(first_difference(whole, again), -1) << "two runs differ";
+    // A budget of about 10 k per chunk: 26 chunks through both staging buffers.
+    const std::size_t budget = 2 * 10 * (520 + 610) * (c.precision == fwht::DType::f64 ? 8 : 4);
+    const auto streamed = device_sketches(pagh::cuda::compress(A, B, params, {.max_input_bytes = budget, .force_general = c.force_general}));
+    EXPECT_EQ(first_difference(whole, streamed), -1) << "streaming changed the result";
+  }
+}
+
+TEST(SketchCuda, SparseInputsBitIdenticalToCpu) {
+  SKIP_WITHOUT_GPU();
+  TRACE_SEED();
+  std::mt19937_64 rng(run_seed());
+  Dense a = small_integers(900, 400, 0.01, rng), b = small_integers(400, 700, 0.01, rng);
+  a.col(5).setZero(), b.row(9).setZero();  // empty k on both sides
+  const Eigen::SparseMatrix<double> A = a.sparseView(), B = b.sparseView();
+  const pagh::SketchParams params{.repetitions = 3, .seed = rng()};
+  const auto cpu = pagh::compress(A, B, params);  // the CPU takes its time-domain path for thin k
+  const auto gpu = pagh::cuda::compress(A, B, params);
+  EXPECT_EQ(first_difference(device_sketches(gpu), host_sketches(cpu)), -1);
+  EXPECT_EQ(gpu.timings().empty_k, cpu.timings().empty_k);
+  // Streamed through chunks of a few hundred entries.
+  const auto streamed = pagh::cuda::compress(A, B, params, {.max_input_bytes = 2000});
+  EXPECT_EQ(first_difference(device_sketches(streamed), device_sketches(gpu)), -1);
+}
+
+TEST(SketchCuda, CompressorOnDeviceInputsEqualsHostCall) {
+  SKIP_WITHOUT_GPU();
+  TRACE_SEED();
+  std::mt19937_64 rng(run_seed());
+  const std::int64_t m = 530, K = 211, p = 600;
+  const Eigen::MatrixXf A = gaussian(m, K, rng).cast<float>(), B = gaussian(K, p, rng).cast<float>();
+  const pagh::SketchParams params{.repetitions = 2, .seed = rng()};
+  const auto reference = device_sketches(pagh::cuda::compress(A, B, params));
+  // A with lda > m and B with ldb > K, as cuBLAS allows; and B by rows.
+  const std::int64_t lda = m + 3, ldb = K + 5;
+  std::vector<float> a(static_cast<std::size_t>(lda * K), 7.0f), b(static_cast<std::size_t>(ldb * p), 7.0f), bt(static_cast<std::size_t>(K * p));
+  for (std::int64_t k = 0; k < K; ++k)
+    for (std::int64_t i = 0; i < m; ++i) a[static_cast<std::size_t>(i + k * lda)] = A(i, k);
+  for (std::int64_t j = 0; j < p; ++j)
+    for (std::int64_t k = 0; k < K; ++k) b[static_cast<std::size_t>(k + j * ldb)] = B(k, j), bt[static_cast<std::size_t>(k * p + j)] = B(k, j);
+  float *da = nullptr, *db = nullptr, *dbt = nullptr;
+  ASSERT_EQ(cudaMalloc(&da, a.size() * 4), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&db, b.size() * 4), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dbt, bt.size() * 4), cudaSuccess);
+  cudaMemcpy(da, a.data(), a.size() * 4, cudaMemcpyHostToDevice);
+  cudaMemcpy(db, b.data(), b.size() * 4, cudaMemcpyHostToDevice);
+  cudaMemcpy(dbt, bt.data(), bt.size() * 4, cudaMemcpyHostToDevice);
+  pagh::cuda::Compressor plan(m, K, p, params);
+  EXPECT_EQ(plan.path().rfind("fused", 0), 0u) << plan.path();
+  plan.execute(da, lda, db, ldb);
+  EXPECT_EQ(first_difference(device_sketches(plan.product()), reference), -1);
+  plan.execute_rows(da, lda, dbt, p);
+  EXPECT_EQ(first_difference(device_sketches(plan.product()), reference), -1);
+  EXPECT_THROW(plan.execute(da, m - 1, db, ldb), pagh::Error);
+  EXPECT_THROW(plan.execute_rows(da, lda, dbt, p - 1), pagh::Error);
+  cudaFree(da), cudaFree(db), cudaFree(dbt);
+}
+
+TEST(SketchCuda, PlantedEntriesAreFoundOnTheDevice) {
+  SKIP_WITHOUT_GPU();
+  TRACE_SEED();
+  std::mt19937_64 rng(run_seed());
+  const std::int64_t n = 512, K = 256;
+  Dense A = 0.01 * gaussian(n, K, rng), B = 0.01 * gaussian(K, n, rng);
+  const std::vector<std::array<std::int64_t, 2>> planted = {{3, 400}, {100, 7}, {511, 0}, {250, 250}};
+  for (std::size_t q = 0; q < planted.size(); ++q) A(planted[q][0], static_cast<std::int64_t>(q)) = 30, B(static_cast<std::int64_t>(q), planted[q][1]) = 30;
+  const auto gpu = pagh::cuda::compress(A, B, {.repetitions = 5, .seed = rng()});
+  const auto top = gpu.to_host().top_k(2 * planted.size());  // recall within 2k: see sketch_test.cpp
+  for (const auto& [i, j] : planted) {
+    bool found = false;
+    for (const pagh::Entry& e : top) found |= e.row == i && e.col == j;
+    EXPECT_TRUE(found) << "planted (" << i << ", " << j << ") missing";
+  }
+}
+
+TEST(SketchCuda, BadArgumentsThrow) {
+  SKIP_WITHOUT_GPU();
+  const Dense A = Dense::Ones(4, 5), B = Dense::Ones(6, 3);
+  EXPECT_THROW(pagh::cuda::compress(A, B), pagh::Error);  // 5 != 6
+  const Dense C = Dense::Ones(5, 3);
+  EXPECT_THROW(pagh::cuda::compress(A, C, {.repetitions = 0}), pagh::Error);
+  EXPECT_THROW(pagh::cuda::compress(A, C, {.precision = fwht::DType::i32}), pagh::Error);
+  EXPECT_THROW(pagh::cuda::compress(A, C, {.buckets = 100}), pagh::Error);
+  EXPECT_THROW(pagh::cuda::compress(A, C, {.stabilization = fwht::Stabilization::kahan, .algorithm = fwht::Algorithm::alman_rao}),
+               pagh::Error);
+  EXPECT_THROW(pagh::cuda::Compressor(-1, 2, 3, {}), pagh::Error);
+}
+
+}  // namespace
