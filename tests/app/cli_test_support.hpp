@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "cuda_info.hpp"
+
 extern char** environ;
 
 namespace pagh_mm_test {
@@ -133,6 +135,14 @@ inline void expect_one_line_error(const Result& r, const std::vector<std::string
   ASSERT_EQ(lines.size(), 1u) << "stderr:\n" << r.err;
   EXPECT_EQ(lines[0].rfind("pagh-mm: ", 0), 0u) << lines[0];
   for (const auto& f : fragments) EXPECT_NE(lines[0].find(f), std::string::npos) << "'" << f << "' not in: " << lines[0];
+}
+
+// The backend --backend auto picks here: cuda when this build has it and a device is usable.
+inline std::string expected_auto_backend() {
+#ifdef PAGH_MM_HAVE_SKETCH_CUDA
+  if (!pagh_mm::query_cuda().devices.empty()) return "cuda";
+#endif
+  return "cpu";
 }
 
 }  // namespace pagh_mm_test

@@ -43,7 +43,7 @@ TEST_F(Cli, DefaultRunPrintsTopTenWithErrorBarsAndNamesTheBackend) {
     if (rank <= 4) top4.insert({i, j});
   }
   EXPECT_EQ(top4, planted_positions());
-  EXPECT_NE(r.err.find("pagh-mm: backend cpu (auto:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("pagh-mm: backend " + expected_auto_backend() + " (auto:"), std::string::npos) << r.err;
 }
 
 TEST_F(Cli, TopLimitsTheEntriesToK) {
@@ -92,7 +92,7 @@ TEST_F(Cli, JsonHasSchemaParametersSeedBackendTimingsAndNoMetricsWithoutVerify) 
   EXPECT_EQ(j["parameters"]["precision"], "fp32");
   EXPECT_EQ(j["seed"], 1);
   EXPECT_EQ(j["backend"]["requested"], "auto");
-  EXPECT_EQ(j["backend"]["name"], "cpu");
+  EXPECT_EQ(j["backend"]["name"], expected_auto_backend());
   EXPECT_FALSE(j["backend"]["device"].get<std::string>().empty());
   EXPECT_TRUE(j["metrics"].is_null());
   for (const char* stage : {"read_a", "read_b", "hashing", "sketching", "inverse", "compress", "select", "total"}) {
