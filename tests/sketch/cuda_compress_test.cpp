@@ -129,20 +129,29 @@ TEST(SketchCuda, IntegerInputsBitIdenticalToCpuOnEveryPath) {
   SKIP_WITHOUT_GPU();
   TRACE_SEED();
   std::mt19937_64 rng(run_seed());
-  // b = 8192 (the fused kernel's 2 slices) with d = 3, and b = 16384 (4 slices) with d = 1; K is
-  // not a multiple of anything.
+  // b = 8192 (2 slices, or a cluster of 2) with d = 3, b = 16384 (4) with d = 1, and b = 65536
+  // (clusters of 8, each folding 2 slices) with d = 2; K is not a multiple of anything.
   struct Shape { std::int64_t m, K, p; int d; std::int64_t b; };
-  for (const Shape shape : {Shape{600, 203, 520, 3, 8192}, Shape{1100, 150, 1500, 1, 16384}}) {
+  for (const Shape shape : {Shape{600, 203, 520, 3, 8192}, Shape{1100, 150, 1500, 1, 16384}, Shape{4100, 61, 300, 2, 65536}}) {
     const Dense A = small_integers(shape.m, shape.K, 0.2, rng), B = small_integers(shape.K, shape.p, 0.2, rng);
     for (const PathCase& c : kPaths) {
       SCOPED_TRACE(std::string(c.name) + ", b = " + std::to_string(shape.b) + ", d = " + std::to_string(shape.d));
       const pagh::SketchParams params = params_for(c, shape.d, rng());
-      const auto cpu = pagh::compress(A, B, params);
-      const auto gpu = pagh::cuda::compress(A, B, params, {.force_general = c.force_general});
-      EXPECT_EQ(gpu.buckets(), shape.b);
-      const auto x = device_sketches(gpu), y = host_sketches(cpu);
-      const std::int64_t at = first_difference(x, y);
-      EXPECT_EQ(at, -1) << "first difference at " << at << ": gpu " << (at >= 0 ? x[at] : 0) << " cpu " << (at >= 0 ? y[at] : 0);
+      const auto y = host_sketches(pagh::compress(A, B, params));
+      // The fused path runs with each kernel: slices (PAGH_SKETCH_CLUSTER=0) and every cluster size.
+      for (const char* cluster : {"0", "1", "2", "3"}) {
+        if (std::string(cluster) != "0" && (c.force_general || c.precision != fwht::DType::f32 || c.stabilization != fwht::Stabilization::none ||
+                                            c.algorithm != fwht::Algorithm::folklore))
+          continue;
+        SCOPED_TRACE(std::string("PAGH_SKETCH_CLUSTER=") + cluster);
+        setenv("PAGH_SKETCH_CLUSTER", cluster, 1);
+        const auto gpu = pagh::cuda::compress(A, B, params, {.force_general = c.force_general});
+        unsetenv("PAGH_SKETCH_CLUSTER");
+        EXPECT_EQ(gpu.buckets(), shape.b);
+        const auto x = device_sketches(gpu);
+        const std::int64_t at = first_difference(x, y);
+        EXPECT_EQ(at, -1) << "first difference at " << at << ": gpu " << (at >= 0 ? x[at] : 0) << " cpu " << (at >= 0 ? y[at] : 0);
+      }
     }
   }
 }
@@ -179,6 +188,26 @@ TEST(SketchCuda, FloatInputsAgreeWithinRounding) {
     EXPECT_LE(worst, tolerance) << "max |gpu - cpu| " << worst << " vs max |c| " << scale;
     EXPECT_GT(worst, 0.0) << "floating inputs summed in another order should not agree in every bit (is the test vacuous?)";
   }
+}
+
+TEST(SketchCuda, ClusterAndSliceKernelsAgreeWithinRounding) {
+  SKIP_WITHOUT_GPU();
+  TRACE_SEED();
+  std::mt19937_64 rng(run_seed());
+  const Dense A = gaussian(2100, 90, rng), B = gaussian(90, 1900, rng);  // b = 32768: clusters of 8
+  const pagh::SketchParams params{.repetitions = 2, .seed = rng()};
+  setenv("PAGH_SKETCH_CLUSTER", "3", 1);
+  const auto clusters = device_sketches(pagh::cuda::compress(A, B, params));
+  setenv("PAGH_SKETCH_CLUSTER", "0", 1);
+  const auto slices = device_sketches(pagh::cuda::compress(A, B, params));
+  unsetenv("PAGH_SKETCH_CLUSTER");
+  ASSERT_EQ(clusters.size(), slices.size());
+  double scale = 0, worst = 0;
+  for (std::size_t i = 0; i < slices.size(); ++i)
+    scale = std::max(scale, std::fabs(slices[i])), worst = std::max(worst, std::fabs(clusters[i] - slices[i]));
+  const double tolerance = 32 * std::log2(32768.0 * 90) * std::numeric_limits<float>::epsilon() * scale;
+  EXPECT_LE(worst, tolerance) << "max |clusters - slices| " << worst << " vs max |c| " << scale;
+  EXPECT_GT(worst, 0.0) << "the two kernels sum in different orders; identical bits would mean one path ran twice";
 }
 
 TEST(SketchCuda, StreamingEqualsInMemoryAndIsDeterministic) {

@@ -4,8 +4,12 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdlib>
 #include <string>
+#include <type_traits>
+#include <vector>
 
+#include "cuda/cluster_lists.hpp"
 #include "pagh/error.hpp"
 
 namespace pagh::cuda {
@@ -55,7 +59,9 @@ Engine::Engine(std::int64_t m, std::int64_t K, std::int64_t p, const SketchParam
   const auto db = static_cast<std::size_t>(d_ * b_);
   spectrum_ = DeviceArray<char>(db * static_cast<std::size_t>(acc_bytes_), "sketch spectra");
 
-  if (fused_) {
+  if (fused_ && prepare_clusters(stream)) {
+    path_ = "fused, clusters of " + std::to_string(1 << cluster_);
+  } else if (fused_) {
     code_a_ = DeviceArray<std::uint32_t>(static_cast<std::size_t>(d_ * m), "scatter codes of A");
     code_b_ = DeviceArray<std::uint32_t>(static_cast<std::size_t>(d_ * p), "scatter codes of B");
     DeviceArray<int> overflow(1, "scatter check");
@@ -76,7 +82,8 @@ Engine::Engine(std::int64_t m, std::int64_t K, std::int64_t p, const SketchParam
     PAGH_CUDA_CHECK(cudaGetDevice(&device), kWhere);
     PAGH_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), kWhere);
     // Enough groups of k for one full wave of resident blocks (groups x slices x d blocks).
-    const std::int64_t slices = b_ >> kSliceLog, resident = std::int64_t{fused_blocks_per_sm()} * sms;
+    const std::int64_t slices = b_ >> kSliceLog;
+    const std::int64_t resident = cluster_ > 0 ? cluster_resident_blocks(cluster_) : std::int64_t{fused_blocks_per_sm()} * sms;
     groups_ = static_cast<int>(std::clamp<std::int64_t>(resident / (slices * d_), 1, std::max<std::int64_t>(K, 1)));
     path_ += " (" + std::to_string(groups_) + " groups x " + std::to_string(slices) + " slices x " + std::to_string(d_) + " repetitions)";
     partials_ = DeviceArray<float>(static_cast<std::size_t>(groups_) * db, "partial spectra");
@@ -92,6 +99,55 @@ Engine::Engine(std::int64_t m, std::int64_t K, std::int64_t p, const SketchParam
   reset();
 }
 
+// The cluster kernel scatters each entry once per cluster of 2^c slices instead of once per slice,
+// but pays two cluster barriers and remote reads per k: it wins only when the slice kernel's
+// replication (b / 2^12) is large. Measured on the H200 (bench/NOTES.md): c = 3 from b = 2^16 on.
+// PAGH_SKETCH_CLUSTER = 0 (slices only) or 1..3 (the cluster size's log2, for any b >= 2^(12+c))
+// overrides the choice.
+static int cluster_log_for(int log2b) {
+  if (const char* knob = std::getenv("PAGH_SKETCH_CLUSTER")) {
+    const int c = std::atoi(knob);
+    return c >= 1 && c <= 3 && log2b >= kSliceLog + c ? c : 0;
+  }
+  return log2b >= 16 ? 3 : 0;
+}
+
+bool Engine::prepare_clusters(cudaStream_t stream) {
+  const int log_cluster = cluster_log_for(log2b_);
+  if (log_cluster == 0) return false;
+  int device = 0, supported = 0;
+  PAGH_CUDA_CHECK(cudaGetDevice(&device), kWhere);
+  PAGH_CUDA_CHECK(cudaDeviceGetAttribute(&supported, cudaDevAttrClusterLaunch, device), kWhere);
+  if (!supported) return false;
+  auto upload = [&](const auto& host, auto& device_array, const char* what) {
+    using T = typename std::decay_t<decltype(host)>::value_type;
+    device_array = DeviceArray<T>(host.size(), what);
+    if (!host.empty())
+      PAGH_CUDA_CHECK(cudaMemcpyAsync(device_array.data(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice, stream), kWhere);
+  };
+  auto copy_back = [&](const auto& device_array) {
+    using T = std::remove_pointer_t<decltype(device_array.data())>;
+    std::vector<T> host(device_array.size());
+    if (!host.empty())
+      PAGH_CUDA_CHECK(cudaMemcpyAsync(host.data(), device_array.data(), device_array.bytes(), cudaMemcpyDeviceToHost, stream), kWhere);
+    return host;
+  };
+  const auto bucket_a = copy_back(tables_.bucket_a), bucket_b = copy_back(tables_.bucket_b);
+  const auto sign_a = copy_back(tables_.sign_a), sign_b = copy_back(tables_.sign_b);
+  PAGH_CUDA_CHECK(cudaStreamSynchronize(stream), kWhere);
+  ClusterLists a, b;
+  if (!build_cluster_lists(bucket_a.data(), sign_a.data(), m_, d_, log_cluster, a) ||
+      !build_cluster_lists(bucket_b.data(), sign_b.data(), p_, d_, log_cluster, b))
+    return false;
+  upload(a.index, list_index_a_, "cluster lists of A"), upload(a.code, list_code_a_, "cluster lists of A");
+  upload(a.start, list_start_a_, "cluster lists of A");
+  upload(b.index, list_index_b_, "cluster lists of B"), upload(b.code, list_code_b_, "cluster lists of B");
+  upload(b.start, list_start_b_, "cluster lists of B");
+  PAGH_CUDA_CHECK(cudaStreamSynchronize(stream), kWhere);  // the host vectors go out of scope
+  cluster_ = log_cluster;
+  return true;
+}
+
 void Engine::reset() {
   started_ = false;
   if (!fused_) PAGH_CUDA_CHECK(cudaMemsetAsync(spectrum_.data(), 0, spectrum_.bytes(), stream_), kWhere);
@@ -100,6 +156,18 @@ void Engine::reset() {
 void Engine::add_dense(const float* a, std::int64_t lda, const float* bt, std::int64_t ldbt, std::int64_t k_first,
                        std::int64_t count) {
   if (count <= 0) return;
+  if (fused_ && cluster_ > 0) {
+    ClusterArgs args;
+    args.a = a, args.lda = lda, args.bt = bt, args.ldbt = ldbt;
+    args.index_a = list_index_a_.data(), args.code_a = list_code_a_.data(), args.start_a = list_start_a_.data();
+    args.index_b = list_index_b_.data(), args.code_b = list_code_b_.data(), args.start_b = list_start_b_.data();
+    args.partials = partials_.data();
+    args.m = m_, args.p = p_, args.K = K_, args.k_first = k_first, args.k_count = count;
+    args.log2b = log2b_, args.repetitions = d_, args.groups = groups_, args.log_cluster = cluster_, args.accumulate = started_;
+    launch_cluster(args, stream_);
+    started_ = true;
+    return;
+  }
   if (fused_) {
     FusedArgs args;
     args.a = a, args.lda = lda, args.bt = bt, args.ldbt = ldbt;

@@ -49,6 +49,7 @@ class Engine {
 
  private:
   void general_batches(const Lines& a, const Lines& b, std::int64_t count);
+  bool prepare_clusters(cudaStream_t stream);
 
   std::int64_t m_, K_, p_, b_;
   int d_, log2b_;
@@ -58,8 +59,11 @@ class Engine {
   std::string path_;
   int acc_bytes_ = 4;
   DeviceTables tables_;
-  // fused path
+  // fused path (slices, or clusters when cluster_ > 0: log2 of the cluster size)
   DeviceArray<std::uint32_t> code_a_, code_b_;
+  int cluster_ = 0;
+  DeviceArray<std::uint32_t> list_index_a_, list_code_a_, list_index_b_, list_code_b_;
+  DeviceArray<std::int64_t> list_start_a_, list_start_b_;
   DeviceArray<float> partials_;
   int groups_ = 1;
   bool started_ = false;

@@ -33,6 +33,28 @@ void launch_fused(const FusedArgs& args, cudaStream_t stream);
 // Sets *overflow (device int) if a rank does not fit in 4 bits (then use the general path).
 void prepare_fused_tables(const std::uint32_t* buckets, const std::int8_t* signs, std::int64_t n, int repetitions,
                           std::uint32_t* code, int* overflow, cudaStream_t stream);
+// The cluster kernel (cluster_sketch.cu): clusters of C = 2^log_cluster blocks share the top
+// log_cluster stages through distributed shared memory, so each entry is scattered once per
+// cluster; bits above 12 + log_cluster are folded as in the fused kernel. Lists (build_cluster_lists):
+// for repetition t and rank r, entries start[t*C + r] .. start[t*C + r + 1] of index/code.
+struct ClusterArgs {
+  const float* a = nullptr;
+  std::int64_t lda = 0;
+  const float* bt = nullptr;
+  std::int64_t ldbt = 0;
+  const std::uint32_t *index_a = nullptr, *code_a = nullptr, *index_b = nullptr, *code_b = nullptr;
+  const std::int64_t *start_a = nullptr, *start_b = nullptr;
+  float* partials = nullptr;  // groups * d * b, as FusedArgs
+  std::int64_t m = 0, p = 0, K = 0;
+  std::int64_t k_first = 0, k_count = 0;
+  int log2b = 0, repetitions = 0, groups = 0, log_cluster = 1;
+  bool accumulate = false;
+};
+void launch_cluster(const ClusterArgs& args, cudaStream_t stream);
+// Blocks of the cluster kernel resident on the whole device at once (clusters must fit in a GPC,
+// so this can be less than blocks per SM x SMs).
+int cluster_resident_blocks(int log_cluster);
+
 // Blocks of the fused kernel that fit on one SM (occupancy), for choosing the group count.
 int fused_blocks_per_sm();
 
