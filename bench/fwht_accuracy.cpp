@@ -26,6 +26,8 @@
 #include <string>
 #include <vector>
 
+#include <omp.h>
+
 #include "accuracy_backend.hpp"
 #include "fwht/fwht.hpp"
 
@@ -222,10 +224,10 @@ int main(int argc, char** argv) {
   std::mt19937_64 rng(seed);
   for (int L = lo; L <= hi; ++L) {
     const std::size_t n = std::size_t{1} << L;
-    // The binary128 truths dominate the run time: they are computed first, in parallel over the
+    // The binary128 truths dominate the run time: they are computed in parallel over the
     // input x experiment x trial x format cells (OpenMP), from inputs drawn in the same order as
-    // before, so the CSV does not depend on the thread count. The computed variants then run in
-    // order on the backend (which is not shared between threads).
+    // before, so the CSV does not depend on the thread count. The computed variants run in order on
+    // the backend (which is not shared between threads).
     struct Cell {
       const char* input;
       const char* experiment;
@@ -245,19 +247,25 @@ int main(int argc, char** argv) {
       for (std::size_t i = 0; i < n; ++i) r[i] = round_to(f, x[i]);
       return r;
     };
-    std::vector<std::vector<quad>> truths(cells.size() * formats.size());
+    // Jobs (cell, format) in order, in waves of one per thread: the truths of a wave are computed in
+    // parallel, then consumed in order, so memory stays at threads x n binary128 values.
+    const std::size_t jobs = cells.size() * formats.size();
+    const auto wave = static_cast<std::size_t>(std::max(1, omp_get_max_threads()));
+    std::vector<std::vector<quad>> truths(wave);
+    for (std::size_t first = 0; first < jobs; first += wave) {
+      const std::size_t count = std::min(wave, jobs - first);
 #pragma omp parallel for schedule(dynamic, 1)
-    for (std::size_t job = 0; job < truths.size(); ++job) {
-      const Cell& c = cells[job / formats.size()];
-      const DType f = formats[job % formats.size()];
-      truths[job] = truth(c.experiment, rounded(c.a0, f), rounded(c.b0, f));
-    }
-    for (std::size_t ci = 0; ci < cells.size(); ++ci) {
-      const Cell& c = cells[ci];
-      for (std::size_t fi = 0; fi < formats.size(); ++fi) {
+      for (std::size_t w = 0; w < count; ++w) {
+        const Cell& c = cells[(first + w) / formats.size()];
+        const DType f = formats[(first + w) % formats.size()];
+        truths[w] = truth(c.experiment, rounded(c.a0, f), rounded(c.b0, f));
+      }
+      for (std::size_t w = 0; w < count; ++w) {
+        const Cell& c = cells[(first + w) / formats.size()];
+        const std::size_t fi = (first + w) % formats.size();
         const DType f = formats[fi];
         const auto a = rounded(c.a0, f), b = rounded(c.b0, f);
-        const auto& t = truths[ci * formats.size() + fi];
+        const auto& t = truths[w];
         Errors per_variant[kVariantCount];
         for (int vi = 0; vi < kVariantCount; ++vi) {
           const bool undefined = kVariants[vi].stabilization == fwht::Stabilization::wide_onchip && f == DType::f64;
@@ -275,8 +283,6 @@ int main(int argc, char** argv) {
           reductions[{L, static_cast<int>(fi), vi}].push_back(1.0 - e.mean_relative / folk.mean_relative);
         }
       }
-      std::vector<quad>().swap(truths[ci * formats.size()]);  // free as we go
-      for (std::size_t fi = 1; fi < formats.size(); ++fi) std::vector<quad>().swap(truths[ci * formats.size() + fi]);
     }
     std::fprintf(stderr, "fwht_accuracy: log2 n = %d done\n", L);
   }

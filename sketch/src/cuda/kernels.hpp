@@ -77,8 +77,8 @@ struct Lines {
 void launch_scatter(const Lines& a, const Lines& b, const std::uint32_t* bucket_a, const std::int8_t* sign_a,
                     const std::uint32_t* bucket_b, const std::int8_t* sign_b, std::int64_t first, std::int64_t count,
                     std::int64_t buckets, void* vectors, int acc_bytes, cudaStream_t stream);
-// Rounds `count` Acc values (float) to the 16-bit storage type (dtype 2 = f16, 3 = bf16) in place
-// at the front of the same buffer region: out[i] = T(in[i]).
+// Rounds `count` float values to the 16-bit storage type (dtype 2 = f16, 3 = bf16), to nearest
+// even like fwht::f16/bf16: out[i] = T(in[i]).
 void launch_round_to_16bit(const float* in, void* out, std::int64_t count, int dtype, cudaStream_t stream);
 // spectrum[h] += sum_j Ha_j[h] * Hb_j[h] over pairs j = 0..pairs-1 in order, in Acc; `vectors` in
 // storage type of `storage_bytes`/dtype (0 = f64, 1 = f32, 2 = f16, 3 = bf16).
