@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/cluster_lists.hpp"
 #include "cuda/device_tables.hpp"
 #include "sketch/compress.hpp"
 #include "sketch/cuda.hpp"
@@ -80,6 +81,48 @@ std::vector<T> copy_back(const pagh::cuda::DeviceArray<T>& a) {
   std::vector<T> out(a.size());
   if (!out.empty()) EXPECT_EQ(cudaMemcpy(out.data(), a.data(), a.bytes(), cudaMemcpyDeviceToHost), cudaSuccess);
   return out;
+}
+
+// Host-side (runs without a GPU): the cluster kernel's lists hold every entry exactly once, under the
+// rank of its bucket bits [12, 12 + c), in index order, padded to warp instructions, with codes that
+// decode to its slot, high bits, sign and collision rank.
+TEST(SketchCudaHost, ClusterListsPartitionEveryEntryOnce) {
+  const std::int64_t n = 3001, buckets = std::int64_t{1} << 17;
+  const int d = 2;
+  const pagh::HashTables tables = pagh::draw_hash_tables(7, d, n, 1, buckets);
+  auto swizzle = [](std::uint32_t e) { return e ^ (((e >> 6) & 7u) << 2); };
+  for (int log_cluster = 1; log_cluster <= 3; ++log_cluster) {
+    SCOPED_TRACE("log_cluster " + std::to_string(log_cluster));
+    pagh::cuda::ClusterLists lists;
+    ASSERT_TRUE(pagh::cuda::build_cluster_lists(tables.bucket_a.data(), tables.sign_a.data(), n, d, log_cluster, lists));
+    const int clusters = 1 << log_cluster;
+    ASSERT_EQ(lists.start.size(), static_cast<std::size_t>(d * clusters + 1));
+    for (int t = 0; t < d; ++t) {
+      std::vector<int> seen(static_cast<std::size_t>(n), 0);
+      for (int r = 0; r < clusters; ++r) {
+        const auto begin = lists.start[static_cast<std::size_t>(t * clusters + r)], end = lists.start[static_cast<std::size_t>(t * clusters + r + 1)];
+        ASSERT_EQ((end - begin) % 32, 0);
+        std::int64_t previous = -1;
+        for (auto q = begin; q < end; ++q) {
+          const std::uint32_t i = lists.index[static_cast<std::size_t>(q)], c = lists.code[static_cast<std::size_t>(q)];
+          if (i == ~0u) continue;  // padding, only at the end of a list
+          ASSERT_GT(static_cast<std::int64_t>(i), previous);
+          previous = i;
+          ++seen[i];
+          const std::uint32_t h = tables.h1(t, i);
+          EXPECT_EQ(static_cast<int>((h >> 12) & static_cast<std::uint32_t>(clusters - 1)), r);
+          EXPECT_EQ(c & 4095u, swizzle(h & 4095u));
+          EXPECT_EQ(c & 0x07fff000u, h & 0x07fff000u);
+          EXPECT_EQ((c >> 31) != 0, tables.s1(t, i) < 0);
+          std::uint32_t rank = 0;  // earlier lanes of the same instruction on the same slot
+          for (auto l = q - (q - begin) % 32; l < q; ++l)
+            rank += lists.index[static_cast<std::size_t>(l)] != ~0u && (lists.code[static_cast<std::size_t>(l)] & 4095u) == (c & 4095u);
+          EXPECT_EQ((c >> 27) & 15u, rank);
+        }
+      }
+      for (std::int64_t i = 0; i < n; ++i) ASSERT_EQ(seen[static_cast<std::size_t>(i)], 1) << "entry " << i;
+    }
+  }
 }
 
 TEST(SketchCuda, DeviceTablesEqualHostTables) {
