@@ -8,16 +8,18 @@
 // y[h_lo] = sum_{h_hi} (-1)^popcount(f_hi & h_hi) x[h_hi, h_lo]: the top L - 12 stages become a
 // sign in the scatter. So a block scatters every entry of the line with sign
 // s(i) (-1)^popcount(f_hi & h_hi(i)) into bucket h_lo(i) of a 2^12 buffer and runs 12 stages. The
-// price is that each of the 2^(L-12) slices reads the whole line (from L2 after the first).
+// price is that each of the 2^(L-12) slices reads and scatters the whole line; cluster_sketch.cu
+// shares the top stages across a cluster instead, which pays from b = 2^16 (bench/NOTES.md).
 //
-// Block: 64 threads (2 warps), 64 elements per thread. Warp 0 scatters a_k, warp 1 scatters b_k;
-// colliding entries of one warp instruction are found with __match_any_sync and summed in lane
-// (= index) order by their lowest lane, so every bucket's sum has a fixed order: deterministic, no
-// atomics. The transform: round 1 holds element bits [6, 12) in registers (thread bits [0, 6),
-// scalar shared loads, conflict-free), one exchange through shared memory, round 2 holds bits
-// [0, 6) (LDS.128). The accumulator P (64 floats per thread) stays in registers for all k of the
-// block; each block handles the k with k mod groups == group, in increasing order, so the partial
-// sums do not depend on how K is chunked for streaming. Shared index e lives at swizzle(e): bits
+// Block: 64 threads (2 warps), 64 elements per thread. Warp 0 scatters a_k, warp 1 scatters b_k
+// (fused_common.cuh): entries of one warp instruction that share a bucket carry precomputed ranks
+// (prepare_scatter) and add in rounds in lane (= index) order, so every bucket's sum has a fixed
+// order: deterministic, no atomics. The transform: round 1 holds element bits [6, 12) in registers
+// (thread bits [0, 6), scalar shared loads, conflict-free), one exchange through shared memory,
+// round 2 holds bits [0, 6) (LDS.128); H a_k goes back to shared memory so that only the
+// accumulator and one vector are live (6 blocks per SM). The accumulator P (64 floats per thread)
+// stays in registers for all k of the block; each block handles the k with k mod groups == group,
+// in increasing order, so the partial sums do not depend on how K is chunked for streaming. Shared index e lives at swizzle(e): bits
 // [6, 9) XORed into bits [2, 5), which makes both rounds and the 16-byte accesses conflict-free.
 #include <algorithm>
 #include <cstdint>
