@@ -162,7 +162,7 @@ void Engine::add_dense(const float* a, std::int64_t lda, const float* bt, std::i
     args.index_a = list_index_a_.data(), args.code_a = list_code_a_.data(), args.start_a = list_start_a_.data();
     args.index_b = list_index_b_.data(), args.code_b = list_code_b_.data(), args.start_b = list_start_b_.data();
     args.partials = partials_.data();
-    args.m = m_, args.p = p_, args.K = K_, args.k_first = k_first, args.k_count = count;
+    args.k_first = k_first, args.k_count = count;
     args.log2b = log2b_, args.repetitions = d_, args.groups = groups_, args.log_cluster = cluster_, args.accumulate = started_;
     launch_cluster(args, stream_);
     started_ = true;
@@ -173,7 +173,7 @@ void Engine::add_dense(const float* a, std::int64_t lda, const float* bt, std::i
     args.a = a, args.lda = lda, args.bt = bt, args.ldbt = ldbt;
     args.code_a = code_a_.data(), args.code_b = code_b_.data();
     args.partials = partials_.data();
-    args.m = m_, args.p = p_, args.K = K_, args.k_first = k_first, args.k_count = count;
+    args.m = m_, args.p = p_, args.k_first = k_first, args.k_count = count;
     args.log2b = log2b_, args.repetitions = d_, args.groups = groups_, args.accumulate = started_;
     launch_fused(args, stream_);
     started_ = true;

@@ -21,7 +21,7 @@ struct FusedArgs {
   const std::uint32_t* code_a = nullptr;  // d * m scatter codes (prepare_fused_tables)
   const std::uint32_t* code_b = nullptr;  // d * p
   float* partials = nullptr;       // groups * d * b partial spectra, group-major
-  std::int64_t m = 0, p = 0, K = 0;
+  std::int64_t m = 0, p = 0;        // line lengths of A and B
   std::int64_t k_first = 0, k_count = 0;  // this chunk: k in [k_first, k_first + k_count)
   int log2b = 0, repetitions = 0, groups = 0;
   bool accumulate = false;         // add to partials (a later chunk) instead of overwriting them
@@ -45,7 +45,6 @@ struct ClusterArgs {
   const std::uint32_t *index_a = nullptr, *code_a = nullptr, *index_b = nullptr, *code_b = nullptr;
   const std::int64_t *start_a = nullptr, *start_b = nullptr;
   float* partials = nullptr;  // groups * d * b, as FusedArgs
-  std::int64_t m = 0, p = 0, K = 0;
   std::int64_t k_first = 0, k_count = 0;
   int log2b = 0, repetitions = 0, groups = 0, log_cluster = 1;
   bool accumulate = false;
