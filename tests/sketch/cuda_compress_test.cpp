@@ -91,7 +91,7 @@ TEST(SketchCudaHost, ClusterListsPartitionEveryEntryOnce) {
   const int d = 2;
   const pagh::HashTables tables = pagh::draw_hash_tables(7, d, n, 1, buckets);
   auto swizzle = [](std::uint32_t e) { return e ^ (((e >> 6) & 7u) << 2); };
-  for (int log_cluster = 1; log_cluster <= 3; ++log_cluster) {
+  for (int log_cluster = 1; log_cluster <= 4; ++log_cluster) {
     SCOPED_TRACE("log_cluster " + std::to_string(log_cluster));
     pagh::cuda::ClusterLists lists;
     ASSERT_TRUE(pagh::cuda::build_cluster_lists(tables.bucket_a.data(), tables.sign_a.data(), n, d, log_cluster, lists));
@@ -172,17 +172,19 @@ TEST(SketchCuda, IntegerInputsBitIdenticalToCpuOnEveryPath) {
   SKIP_WITHOUT_GPU();
   TRACE_SEED();
   std::mt19937_64 rng(run_seed());
-  // b = 8192 (2 slices, or a cluster of 2) with d = 3, b = 16384 (4) with d = 1, and b = 65536
-  // (clusters of 8, each folding 2 slices) with d = 2; K is not a multiple of anything.
+  // b = 8192 (2 slices, or a cluster of 2) with d = 3, b = 16384 (4) with d = 1, b = 65536
+  // (clusters of 8, each folding 2 slices; one cluster of 16) with d = 2, and b = 131072 (clusters
+  // of 16 folding 2); K is not a multiple of anything.
   struct Shape { std::int64_t m, K, p; int d; std::int64_t b; };
-  for (const Shape shape : {Shape{600, 203, 520, 3, 8192}, Shape{1100, 150, 1500, 1, 16384}, Shape{4100, 61, 300, 2, 65536}}) {
+  for (const Shape shape : {Shape{600, 203, 520, 3, 8192}, Shape{1100, 150, 1500, 1, 16384}, Shape{4100, 61, 300, 2, 65536},
+                            Shape{8200, 37, 200, 1, 131072}}) {
     const Dense A = small_integers(shape.m, shape.K, 0.2, rng), B = small_integers(shape.K, shape.p, 0.2, rng);
     for (const PathCase& c : kPaths) {
       SCOPED_TRACE(std::string(c.name) + ", b = " + std::to_string(shape.b) + ", d = " + std::to_string(shape.d));
       const pagh::SketchParams params = params_for(c, shape.d, rng());
       const auto y = host_sketches(pagh::compress(A, B, params));
       // The fused path runs with each kernel: slices (PAGH_SKETCH_CLUSTER=0) and every cluster size.
-      for (const char* cluster : {"0", "1", "2", "3"}) {
+      for (const char* cluster : {"0", "1", "2", "3", "4"}) {
         if (std::string(cluster) != "0" && (c.force_general || c.precision != fwht::DType::f32 || c.stabilization != fwht::Stabilization::none ||
                                             c.algorithm != fwht::Algorithm::folklore))
           continue;

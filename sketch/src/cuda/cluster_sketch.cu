@@ -2,7 +2,8 @@
 //
 // fused_sketch.cu gives each slice of 2^12 output buckets its own block, and every block scatters
 // every entry of the line (the top stages folded into signs), so the scatter costs b / 2^12 times
-// the line. Here a thread-block cluster of C = 2^c blocks (c <= 3) shares the top c stages instead:
+// the line. Here a thread-block cluster of C = 2^c blocks (c <= 4; 16 is
+// non-portable, Hopper allows it) shares the top c stages instead:
 // block r scatters only the entries whose bucket bits [12, 12 + c) equal r (a per-rank list
 // prepared once per plan, in index order), transforms its slice on bits [0, 12) as the fused
 // kernel does, and the c remaining stages run across the cluster through distributed shared
@@ -54,27 +55,52 @@ __device__ __forceinline__ void scatter_list(const float* __restrict__ line, con
   }
 }
 
-// The C-point transform across the cluster on x[r'][0..3] (r' = source rank), in place: afterwards
+// The C-point transform across the cluster on x[r'][0..W) (r' = source rank), in place: afterwards
 // x[r_out] holds sum_r' (-1)^popcount(r_out & r') x[r'].
-template <int C>
-__device__ __forceinline__ void cross_stages(float4 (&x)[C]) {
+template <int C, int W>
+__device__ __forceinline__ void cross_stages(float (&x)[C][W]) {
 #pragma unroll
   for (int s = 1; s < C; s <<= 1) {
 #pragma unroll
     for (int r = 0; r < C; ++r) {
       if ((r & s) == 0) {
-        const float4 a = x[r], b = x[r | s];
-        x[r] = make_float4(__fadd_rn(a.x, b.x), __fadd_rn(a.y, b.y), __fadd_rn(a.z, b.z), __fadd_rn(a.w, b.w));
-        x[r | s] = make_float4(__fsub_rn(a.x, b.x), __fsub_rn(a.y, b.y), __fsub_rn(a.z, b.z), __fsub_rn(a.w, b.w));
+#pragma unroll
+        for (int w = 0; w < W; ++w) {
+          const float a = x[r][w], b = x[r | s][w];
+          x[r][w] = __fadd_rn(a, b);
+          x[r | s][w] = __fsub_rn(a, b);
+        }
       }
     }
   }
+}
+
+// W consecutive floats (W = 2 or 4, aligned) of a cluster peer's shared memory, as one load from
+// a 32-bit shared::cluster address: generic pointers from map_shared_rank are 64-bit, and with one
+// per rank and buffer hoisted out of the k loop (4 C registers) the kernel spilled.
+template <int W, int kByteOffset>
+__device__ __forceinline__ void load_remote(unsigned address, float (&x)[W]) {
+  if constexpr (W == 4)
+    asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4 + %5];"
+                 : "=f"(x[0]), "=f"(x[1]), "=f"(x[2]), "=f"(x[3])
+                 : "r"(address), "n"(kByteOffset)
+                 : "memory");
+  else
+    asm volatile("ld.shared::cluster.v2.f32 {%0, %1}, [%2 + %3];" : "=f"(x[0]), "=f"(x[1]) : "r"(address), "n"(kByteOffset) : "memory");
+}
+
+// The shared::cluster address of `local` (this block's shared memory) in the block of rank `rank`.
+__device__ __forceinline__ unsigned map_rank(const void* local, int rank) {
+  unsigned remote;
+  asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(static_cast<unsigned>(__cvta_generic_to_shared(local))), "r"(rank));
+  return remote;
 }
 
 template <int kLogC, int kUnroll>
 __global__ void __launch_bounds__(kThreads, kBlocksPerSm) cluster_sketch(ClusterArgs args) {
   constexpr int C = 1 << kLogC;
   constexpr int kPer = kRegs / C;  // consecutive elements per thread and source rank
+  constexpr int W = C >= 16 ? 2 : 4;
   __shared__ __align__(16) float buffers[2][kSlice];
   cg::cluster_group cluster = cg::this_cluster();
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -104,6 +130,9 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) cluster_sketch(Cluster
   const std::uint32_t* code = (warp == 0 ? args.code_a : args.code_b) + list;
   const std::uint32_t fold_mask = fold << (kSliceLog + kLogC);
   const Addresses at(tid);
+  unsigned peer[C];  // buffers[0] of every block of the cluster (buffers[1] follows at + 4 kSlice bytes)
+#pragma unroll
+  for (int r = 0; r < C; ++r) peer[r] = map_rank(&buffers[0][0], r);
   __syncthreads();
   for (std::int64_t k = first; k < end; k += args.groups) {
     const std::int64_t local = k - args.k_first;
@@ -121,27 +150,28 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) cluster_sketch(Cluster
     }
     cluster.sync();  // every block's slice transform is in its shared memory
 
+    // Chunks of W elements: 16-byte loads up to clusters of 8; with 16 source ranks two 16-byte
+    // chunks of Ha and Hb (128 registers) beside the accumulators would spill, so 8-byte chunks.
 #pragma unroll
-    for (int q = 0; q < kPer / 4; ++q) {
-      // Element e0 + 4q .. +3 of every source rank: 4-aligned, so one swizzled 16-byte load each.
-      const int offset = swizzle(e0 + 4 * q);
-      float4 xa[C], xb[C];
+    for (int q = 0; q < kPer / W; ++q) {
+      // Element e0 + W q .. + W - 1 of every source rank: W-aligned, so one swizzled load each.
+      const int offset = swizzle(e0 + W * q);
+      float xa[C][W], xb[C][W];
 #pragma unroll
       for (int r = 0; r < C; ++r) {
-        xa[r] = *reinterpret_cast<const float4*>(cluster.map_shared_rank(&buffers[0][0], r) + offset);
-        xb[r] = *reinterpret_cast<const float4*>(cluster.map_shared_rank(&buffers[1][0], r) + offset);
+        load_remote<W, 0>(peer[r] + 4 * offset, xa[r]);
+        load_remote<W, 4 * kSlice>(peer[r] + 4 * offset, xb[r]);
       }
-      cross_stages<C>(xa);
-      cross_stages<C>(xb);
+      cross_stages<C, W>(xa);
+      cross_stages<C, W>(xb);
       // P += Ha . Hb, multiply then add (rounded separately, as the CPU engine does).
 #pragma unroll
-      for (int r = 0; r < C; ++r) {
-        float* p = acc + r * kPer + 4 * q;
-        p[0] = __fadd_rn(p[0], __fmul_rn(xa[r].x, xb[r].x));
-        p[1] = __fadd_rn(p[1], __fmul_rn(xa[r].y, xb[r].y));
-        p[2] = __fadd_rn(p[2], __fmul_rn(xa[r].z, xb[r].z));
-        p[3] = __fadd_rn(p[3], __fmul_rn(xa[r].w, xb[r].w));
-      }
+      for (int r = 0; r < C; ++r)
+#pragma unroll
+        for (int w = 0; w < W; ++w) {
+          float& p = acc[r * kPer + W * q + w];
+          p = __fadd_rn(p, __fmul_rn(xa[r][w], xb[r][w]));
+        }
     }
     cluster.sync();  // nobody reads this block's buffers any more: zero them for the next scatter
     for (int e = 4 * tid; e < 2 * kSlice; e += 4 * kThreads) *reinterpret_cast<float4*>(&buffers[0][0] + e) = make_float4(0, 0, 0, 0);
@@ -167,15 +197,26 @@ struct ClusterConfig {
   }
 };
 
+// Clusters of 16 exceed the portable limit of 8; Hopper allows them once the kernel opts in.
+template <int kLogC, int kUnroll>
+auto cluster_kernel() {
+  const auto kernel = cluster_sketch<kLogC, kUnroll>;
+  if constexpr (kLogC > 3) {
+    static const cudaError_t allowed = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+    if (allowed != cudaSuccess) (void)cudaGetLastError();  // then the occupancy query reports 0 clusters
+  }
+  return kernel;
+}
+
 template <int kLogC>
 void launch_with(const ClusterArgs& args, dim3 grid, cudaStream_t stream) {
   ClusterConfig cluster(kLogC, grid, stream);
   const cudaLaunchConfig_t& config = cluster.config;
   // 8 loads in flight by default: with 16 the index and value arrays spill here (ptxas).
   const int unroll = std::getenv("PAGH_SKETCH_UNROLL") ? unroll_from_environment() : 8;
-  const cudaError_t status = unroll == 8    ? cudaLaunchKernelEx(&config, cluster_sketch<kLogC, 8>, args)
-                             : unroll == 32 ? cudaLaunchKernelEx(&config, cluster_sketch<kLogC, 32>, args)
-                                            : cudaLaunchKernelEx(&config, cluster_sketch<kLogC, 16>, args);
+  const cudaError_t status = unroll == 8    ? cudaLaunchKernelEx(&config, cluster_kernel<kLogC, 8>(), args)
+                             : unroll == 32 ? cudaLaunchKernelEx(&config, cluster_kernel<kLogC, 32>(), args)
+                                            : cudaLaunchKernelEx(&config, cluster_kernel<kLogC, 16>(), args);
   check_cuda(status, "cudaLaunchKernelEx(cluster_sketch)", "pagh::cuda::launch_cluster");
 }
 
@@ -183,21 +224,31 @@ template <int kLogC>
 int resident_clusters() {
   ClusterConfig cluster(kLogC, dim3(1u << kLogC), nullptr);
   int clusters = 0;
-  check_cuda(cudaOccupancyMaxActiveClusters(&clusters, cluster_sketch<kLogC, 8>, &cluster.config), "cudaOccupancyMaxActiveClusters",
-             "pagh::cuda::cluster_resident_blocks");
+  const cudaError_t status = cudaOccupancyMaxActiveClusters(&clusters, cluster_kernel<kLogC, 8>(), &cluster.config);
+  if (kLogC > 3 && status != cudaSuccess) {  // a device without non-portable clusters: not resident
+    (void)cudaGetLastError();
+    return 0;
+  }
+  check_cuda(status, "cudaOccupancyMaxActiveClusters", "pagh::cuda::cluster_resident_blocks");
   return clusters;
 }
 
 }  // namespace
 
 int cluster_resident_blocks(int log_cluster) {
-  const int clusters = log_cluster == 1 ? resident_clusters<1>() : log_cluster == 2 ? resident_clusters<2>() : resident_clusters<3>();
+  int clusters = 0;
+  switch (log_cluster) {
+    case 1: clusters = resident_clusters<1>(); break;
+    case 2: clusters = resident_clusters<2>(); break;
+    case 3: clusters = resident_clusters<3>(); break;
+    default: clusters = resident_clusters<4>(); break;
+  }
   return clusters << log_cluster;
 }
 
 void launch_cluster(const ClusterArgs& args, cudaStream_t stream) {
-  if (args.log_cluster < 1 || args.log_cluster > 3 || args.log2b < kSliceLog + args.log_cluster || args.log2b > 27 || args.groups < 1 ||
-      args.repetitions < 1)
+  if (args.log_cluster < 1 || args.log_cluster > kMaxLogCluster || args.log2b < kSliceLog + args.log_cluster || args.log2b > 27 ||
+      args.groups < 1 || args.repetitions < 1)
     throw Error("pagh::cuda::launch_cluster", "unsupported geometry");
   const dim3 grid(static_cast<unsigned>(args.groups) << args.log_cluster, 1u << (args.log2b - kSliceLog - args.log_cluster),
                   static_cast<unsigned>(args.repetitions));
@@ -205,7 +256,8 @@ void launch_cluster(const ClusterArgs& args, cudaStream_t stream) {
   switch (args.log_cluster) {
     case 1: launch_with<1>(args, grid, stream); break;
     case 2: launch_with<2>(args, grid, stream); break;
-    default: launch_with<3>(args, grid, stream); break;
+    case 3: launch_with<3>(args, grid, stream); break;
+    default: launch_with<4>(args, grid, stream); break;
   }
 }
 

@@ -101,13 +101,14 @@ Engine::Engine(std::int64_t m, std::int64_t K, std::int64_t p, const SketchParam
 
 // The cluster kernel scatters each entry once per cluster of 2^c slices instead of once per slice,
 // but pays two cluster barriers and remote reads per k: it wins only when the slice kernel's
-// replication (b / 2^12) is large. Measured on the H200 (bench/NOTES.md): c = 3 from b = 2^16 on.
-// PAGH_SKETCH_CLUSTER = 0 (slices only) or 1..3 (the cluster size's log2, for any b >= 2^(12+c))
+// replication (b / 2^12) is large. Measured on the H200 (bench/NOTES.md): c = 3 from b = 2^16 on;
+// c = 4 (non-portable clusters of 16) halves the scatter but not the time (barrier waits grow).
+// PAGH_SKETCH_CLUSTER = 0 (slices only) or 1..4 (the cluster size's log2, for any b >= 2^(12+c))
 // overrides the choice.
 static int cluster_log_for(int log2b) {
   if (const char* knob = std::getenv("PAGH_SKETCH_CLUSTER")) {
     const int c = std::atoi(knob);
-    return c >= 1 && c <= 3 && log2b >= kSliceLog + c ? c : 0;
+    return c >= 1 && c <= kMaxLogCluster && log2b >= kSliceLog + c ? c : 0;
   }
   return log2b >= 16 ? 3 : 0;
 }
@@ -118,7 +119,7 @@ bool Engine::prepare_clusters(cudaStream_t stream) {
   int device = 0, supported = 0;
   PAGH_CUDA_CHECK(cudaGetDevice(&device), kWhere);
   PAGH_CUDA_CHECK(cudaDeviceGetAttribute(&supported, cudaDevAttrClusterLaunch, device), kWhere);
-  if (!supported) return false;
+  if (!supported || cluster_resident_blocks(log_cluster) == 0) return false;
   auto upload = [&](const auto& host, auto& device_array, const char* what) {
     using T = typename std::decay_t<decltype(host)>::value_type;
     device_array = DeviceArray<T>(host.size(), what);

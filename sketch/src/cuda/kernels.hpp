@@ -49,6 +49,9 @@ struct ClusterArgs {
   int log2b = 0, repetitions = 0, groups = 0, log_cluster = 1;
   bool accumulate = false;
 };
+// log_cluster is 1..kMaxLogCluster (clusters of 16 are non-portable: cluster_resident_blocks is 0
+// where the device cannot run them).
+constexpr int kMaxLogCluster = 4;
 void launch_cluster(const ClusterArgs& args, cudaStream_t stream);
 // Blocks of the cluster kernel resident on the whole device at once (clusters must fit in a GPC,
 // so this can be less than blocks per SM x SMs).
