@@ -14,7 +14,7 @@
 // and show in the absolute errors), plus max and mean absolute error. A cell whose output overflows
 // (inf or NaN) is recorded as missing. Table: per log2 n and format, the median over the 20
 // input x experiment cells of the reduction 1 - MRE(variant) / MRE(folklore), in percent.
-// Variants: folklore, kahan, neumaier, wide_onchip (not defined for f64: missing there), alman_rao.
+// Variants: folklore, kahan, neumaier, wide_onchip and wide_carry (not defined for f64: missing there), alman_rao.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -38,7 +38,9 @@ using fwht::DType;
 
 constexpr const char* kUsage =
     "usage: fwht_accuracy [--backend cpu|cuda] [--log2n A:B] [--formats f64,f32,f16,bf16] [--trials T]\n"
-    "                     [--seed S] [--csv FILE] [--table FILE]\n";
+    "                     [--seed S] [--csv FILE] [--table FILE] [--variants V[,V...]]\n"
+    "  --variants: a subset of folklore,kahan,neumaier,wide_onchip,wide_carry,alman_rao (folklore, the\n"
+    "              baseline of every reduction, is always run); the cells' inputs do not depend on it.\n";
 
 [[noreturn]] void usage_error(const std::string& why) {
   std::fprintf(stderr, "fwht_accuracy: %s\n%s", why.c_str(), kUsage);
@@ -56,6 +58,7 @@ const Variant kVariants[] = {{"folklore", fwht::Stabilization::none, fwht::Algor
                              {"kahan", fwht::Stabilization::kahan, fwht::Algorithm::folklore},
                              {"neumaier", fwht::Stabilization::neumaier, fwht::Algorithm::folklore},
                              {"wide_onchip", fwht::Stabilization::wide_onchip, fwht::Algorithm::folklore},
+                             {"wide_carry", fwht::Stabilization::wide_carry, fwht::Algorithm::folklore},
                              {"alman_rao", fwht::Stabilization::none, fwht::Algorithm::alman_rao}};
 constexpr int kVariantCount = sizeof(kVariants) / sizeof(kVariants[0]);
 
@@ -171,6 +174,8 @@ int main(int argc, char** argv) {
   int lo = 3, hi = 16, trials = 1;
   std::uint64_t seed = 2025;
   std::vector<DType> formats{DType::f64, DType::f32, DType::f16, DType::bf16};
+  bool selected[kVariantCount];
+  std::fill(std::begin(selected), std::end(selected), true);
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
@@ -193,6 +198,18 @@ int main(int argc, char** argv) {
       else if (arg == "--seed") seed = std::stoull(v);
       else if (arg == "--csv") csv_path = v;
       else if (arg == "--table") table_path = v;
+      else if (arg == "--variants") {
+        std::fill(std::begin(selected), std::end(selected), false);
+        selected[0] = true;  // folklore
+        std::stringstream ss(v);
+        for (std::string name; std::getline(ss, name, ',');) {
+          int found = -1;
+          for (int vi = 0; vi < kVariantCount; ++vi)
+            if (name == kVariants[vi].name) found = vi;
+          if (found < 0) usage_error("--variants: unknown variant '" + name + "'");
+          selected[found] = true;
+        }
+      }
       else usage_error("unknown option " + arg);
     } catch (const std::exception&) {
       usage_error(arg + ": invalid value '" + v + "'");
@@ -268,7 +285,8 @@ int main(int argc, char** argv) {
         const auto& t = truths[w];
         Errors per_variant[kVariantCount];
         for (int vi = 0; vi < kVariantCount; ++vi) {
-          const bool undefined = kVariants[vi].stabilization == fwht::Stabilization::wide_onchip && f == DType::f64;
+          if (!selected[vi]) continue;
+          const bool undefined = fwht::is_wide(kVariants[vi].stabilization) && f == DType::f64;
           per_variant[vi] = undefined ? Errors{true} : measure(computed(c.experiment, a, b, f, kVariants[vi], *backend), t);
           const Errors& e = per_variant[vi];
           if (csv)
@@ -279,7 +297,7 @@ int main(int argc, char** argv) {
         const Errors& folk = per_variant[0];
         for (int vi = 1; vi < kVariantCount; ++vi) {
           const Errors& e = per_variant[vi];
-          if (folk.missing || e.missing || folk.mean_relative == 0) continue;
+          if (!selected[vi] || folk.missing || e.missing || folk.mean_relative == 0) continue;
           reductions[{L, static_cast<int>(fi), vi}].push_back(1.0 - e.mean_relative / folk.mean_relative);
         }
       }
@@ -291,16 +309,19 @@ int main(int argc, char** argv) {
   std::ostringstream table;
   table << "Median reduction of the mean relative error vs folklore, over the input x experiment cells ("
         << backend_name << " backend; negative = larger error).\n\n| log2 n |";
+  int shown = 0;
   for (DType f : formats)
-    for (int vi = 1; vi < kVariantCount; ++vi) table << ' ' << fwht::to_string(f) << ' ' << kVariants[vi].name << " |";
+    for (int vi = 1; vi < kVariantCount; ++vi)
+      if (selected[vi]) table << ' ' << fwht::to_string(f) << ' ' << kVariants[vi].name << " |", ++shown;
   table << "\n|---|";
-  for (std::size_t k = 0; k < (kVariantCount - 1) * formats.size(); ++k) table << "---|";
+  for (int k = 0; k < shown; ++k) table << "---|";
   table << '\n';
   std::vector<double> overall[kVariantCount];
   for (int L = lo; L <= hi; ++L) {
     table << "| " << L << " |";
     for (std::size_t fi = 0; fi < formats.size(); ++fi)
       for (int vi = 1; vi < kVariantCount; ++vi) {
+        if (!selected[vi]) continue;
         const auto it = reductions.find({L, static_cast<int>(fi), vi});
         if (it == reductions.end() || it->second.empty()) {
           table << " - |";
@@ -315,9 +336,10 @@ int main(int argc, char** argv) {
     table << '\n';
   }
   table << "\nMedian over all sizes and formats:";
-  for (int vi = 1; vi < kVariantCount; ++vi)
-    table << (vi > 1 ? ", " : " ") << kVariants[vi].name << ' ' << std::lround(100 * median(overall[vi])) << '%';
-  table << " (Andersson 2025, Table 4.1: kahan about +30%, neumaier +75%, alman_rao -50%; wide_onchip is ours).\n";
+  for (int vi = 1, shown_any = 0; vi < kVariantCount; ++vi)
+    if (selected[vi] && !overall[vi].empty())
+      table << (shown_any++ ? ", " : " ") << kVariants[vi].name << ' ' << std::lround(100 * median(overall[vi])) << '%';
+  table << " (Andersson 2025, Table 4.1: kahan about +30%, neumaier +75%, alman_rao -50%; wide_onchip and wide_carry are ours).\n";
   std::fputs(table.str().c_str(), stdout);
   if (!table_path.empty()) {
     std::ofstream out(table_path);

@@ -26,7 +26,7 @@ using fwht::bench::Result;
 
 constexpr const char* kUsage =
     "usage: fwht_bench [--backend cpu|cuda] [--dtype f64|f32|f16|bf16|i32|i64] [--log2n A[:B]]\n"
-    "                  [--batch N] [--threads T] [--stabilize S[,S...]] (none|kahan|neumaier|wide_onchip)\n"
+    "                  [--batch N] [--threads T] [--stabilize S[,S...]] (none|kahan|neumaier|wide_onchip|wide_carry)\n"
     "                  [--algorithm folklore|alman_rao] [--compute f32|storage] [--reps R]\n"
     "                  [--format text|json]\n"
     "Times fwht::Plan::execute (out of place) on random data; prints the median over R repetitions\n"

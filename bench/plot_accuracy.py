@@ -29,14 +29,14 @@ def main(path, prefix):
             by_cell[key][row["variant"]] = mre
             cells[(row["format"], row["variant"], int(row["log2n"]))].append(mre)
     formats = sorted({k[0] for k in cells}, key=["f64", "f32", "f16", "bf16"].index)
-    variants = ["folklore", "kahan", "neumaier", "wide_onchip", "alman_rao"]
+    variants = ["folklore", "kahan", "neumaier", "wide_onchip", "wide_carry", "alman_rao"]
 
     fig, axes = plt.subplots(1, len(formats), figsize=(4 * len(formats), 3.4), squeeze=False)
     for ax, fmt in zip(axes[0], formats):
         for v in variants:
             xs = sorted({k[2] for k in cells if k[0] == fmt and k[1] == v})
             if not xs:
-                continue  # wide_onchip has no f64 cells
+                continue  # wide_onchip / wide_carry have no f64 cells
             ys = [statistics.median(cells[(fmt, v, x)]) for x in xs]
             ax.semilogy(xs, ys, marker="o", ms=3, label=v)
         ax.set_title(fmt)

@@ -17,10 +17,11 @@ constexpr NameTable<DType, 6> kDTypes{{{DType::f64, "f64"}, {DType::f32, "f32"},
                                        {DType::bf16, "bf16"}, {DType::i32, "i32"}, {DType::i64, "i64"}}};
 constexpr NameTable<Normalization, 3> kNormalizations{
     {{Normalization::none, "none"}, {Normalization::orthonormal, "orthonormal"}, {Normalization::inverse, "inverse"}}};
-constexpr NameTable<Stabilization, 4> kStabilizations{{{Stabilization::none, "none"},
+constexpr NameTable<Stabilization, 5> kStabilizations{{{Stabilization::none, "none"},
                                                        {Stabilization::kahan, "kahan"},
                                                        {Stabilization::neumaier, "neumaier"},
-                                                       {Stabilization::wide_onchip, "wide_onchip"}}};
+                                                       {Stabilization::wide_onchip, "wide_onchip"},
+                                                       {Stabilization::wide_carry, "wide_carry"}}};
 constexpr NameTable<Algorithm, 2> kAlgorithms{{{Algorithm::folklore, "folklore"}, {Algorithm::alman_rao, "alman_rao"}}};
 constexpr NameTable<Compute, 2> kComputes{{{Compute::storage, "storage"}, {Compute::f32, "f32"}}};
 constexpr NameTable<Backend, 2> kBackends{{{Backend::cpu, "cpu"}, {Backend::cuda, "cuda"}}};

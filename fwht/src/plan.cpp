@@ -27,9 +27,9 @@ void validate(std::int64_t n, DType dtype, const Options& o, const char* where) 
       throw pagh::Error(where, "orthonormal normalization (1/sqrt(n)) is not exact for integer type " +
                                    std::string(to_string(dtype)) + "; use inverse or a floating type");
   }
-  if (o.stabilization == Stabilization::wide_onchip && dtype == DType::f64)
-    throw pagh::Error(where, "stabilization wide_onchip needs a wider type than the compute type, and f64 has none "
-                             "on chip; use kahan or neumaier");
+  if (is_wide(o.stabilization) && dtype == DType::f64)
+    throw pagh::Error(where, "stabilization " + std::string(to_string(o.stabilization)) +
+                                 " needs a wider type than the compute type, and f64 has none on chip; use kahan or neumaier");
   if (o.algorithm == Algorithm::alman_rao && o.stabilization != Stabilization::none)
     throw pagh::Error(where, "alman_rao has no stabilized variant; use algorithm folklore with stabilization " +
                                  std::string(to_string(o.stabilization)));

@@ -82,8 +82,8 @@ void expect_error_bound(Compute compute, double unit_roundoff) {
     for (std::size_t i = 0; i < n; ++i) q[i] = to_double(x[i]), xnorm += to_double(x[i]) * to_double(x[i]);
     reference::transform_quad(std::span<__float128>(q));
     for (Stabilization s :
-         {Stabilization::none, Stabilization::kahan, Stabilization::neumaier, Stabilization::wide_onchip}) {
-      if (s == Stabilization::wide_onchip && std::is_same_v<T, double>) continue;
+         {Stabilization::none, Stabilization::kahan, Stabilization::neumaier, Stabilization::wide_onchip, Stabilization::wide_carry}) {
+      if (is_wide(s) && std::is_same_v<T, double>) continue;
       auto y = x;
       transform(std::span<T>(y), {.stabilization = s, .compute = compute});
       double err = 0;
@@ -244,6 +244,9 @@ TEST(CpuBackend, RejectsBadArguments) {
   expect_error_containing([] { parse_stabilization("kahn"); }, "'kahn'");
   EXPECT_EQ(parse_stabilization("wide_onchip"), Stabilization::wide_onchip);
   EXPECT_EQ(to_string(Stabilization::wide_onchip), "wide_onchip");
+  EXPECT_EQ(parse_stabilization("wide_carry"), Stabilization::wide_carry);
+  EXPECT_EQ(to_string(Stabilization::wide_carry), "wide_carry");
+  expect_error_containing([] { Plan({.n = 8}, DType::f64, {.stabilization = Stabilization::wide_carry}); }, "wide_carry");
   expect_error_containing([] { Plan({.n = 8}, DType::f64, {.stabilization = Stabilization::wide_onchip}); },
                           "f64 has none");
   expect_error_containing([] { Plan({.n = 8}, DType::i32, {.stabilization = Stabilization::wide_onchip}); },

@@ -235,7 +235,8 @@ void layouts(const std::vector<Options>& options, cudaStream_t stream) {
 TEST_F(CudaTest, LayoutsF32) {
   layouts<float>({{}, {.normalization = Normalization::inverse, .stabilization = Stabilization::neumaier},
                   {.algorithm = Algorithm::alman_rao},
-                  {.normalization = Normalization::orthonormal, .stabilization = Stabilization::wide_onchip}}, stream_);
+                  {.normalization = Normalization::orthonormal, .stabilization = Stabilization::wide_onchip},
+                  {.stabilization = Stabilization::wide_carry}}, stream_);
 }
 TEST_F(CudaTest, LayoutsF16) {
   layouts<f16>({{.normalization = Normalization::orthonormal},
@@ -348,7 +349,7 @@ TEST_F(CudaTest, FastPathScheduleKnobs) {
 }
 
 // The stabilized register-tile kernels: Kahan/Neumaier on single-pass plans (n = 2^4..2^13, several
-// transforms per block, a partial last block), wide_onchip on one, two and three (fused) stage
+// transforms per block, a partial last block), wide_onchip and wide_carry on one, two and three (fused) stage
 // groups, n <= 8 (one thread per transform) and a strided layout (gather, passes, scatter), with the
 // work buffer of f16 computed in float. Sizes kept small for compute-sanitizer.
 TEST_F(CudaTest, StabilizedFastPath) {
@@ -361,18 +362,21 @@ TEST_F(CudaTest, StabilizedFastPath) {
       ASSERT_NO_FATAL_FAILURE(check_case<bf16>(s, {.stabilization = st, .compute = Compute::storage}, false, stream_, rng));
       ASSERT_NO_FATAL_FAILURE(check_case<f16>(s, {.normalization = Normalization::inverse, .stabilization = st}, true, stream_, rng));
     }
-  const Options wide{.normalization = Normalization::orthonormal, .stabilization = Stabilization::wide_onchip};
-  for (int L : {0, 2, 3, 4, 9, 13, 14, 17, 23}) {
-    const std::int64_t n = std::int64_t{1} << L;
-    const std::int64_t batch = L <= 13 ? 3 : 1;
-    ASSERT_NO_FATAL_FAILURE(check_case<float>({.n = n, .batch = batch}, wide, L % 2 == 0, stream_, rng));
-    ASSERT_NO_FATAL_FAILURE(check_case<f16>({.n = n, .batch = batch}, wide, false, stream_, rng, true));
-    ASSERT_NO_FATAL_FAILURE(check_case<bf16>({.n = n, .batch = batch},
-                                             {.stabilization = Stabilization::wide_onchip, .compute = Compute::storage}, true,
-                                             stream_, rng));
-    if (L <= 17)
-      ASSERT_NO_FATAL_FAILURE(check_case<float>({.n = n, .batch = 2, .stride = 3, .distance = 3 * n + 1}, wide, L % 2 == 1,
-                                                stream_, rng, true));
+  for (Stabilization mode : {Stabilization::wide_onchip, Stabilization::wide_carry}) {
+    for (int L : {0, 2, 3, 4, 9, 13, 14, 17, 23}) {
+      SCOPED_TRACE(std::string(to_string(mode)) + ", log2 n = " + std::to_string(L));
+      const Options wide{.normalization = Normalization::orthonormal, .stabilization = mode};
+      const std::int64_t n = std::int64_t{1} << L;
+      const std::int64_t batch = L <= 13 ? 3 : 1;
+      ASSERT_NO_FATAL_FAILURE(check_case<float>({.n = n, .batch = batch}, wide, L % 2 == 0, stream_, rng));
+      ASSERT_NO_FATAL_FAILURE(check_case<f16>({.n = n, .batch = batch}, wide, false, stream_, rng, true));
+      ASSERT_NO_FATAL_FAILURE(check_case<bf16>({.n = n, .batch = batch},
+                                               {.stabilization = mode, .compute = Compute::storage}, true,
+                                               stream_, rng));
+      if (L <= 17)
+        ASSERT_NO_FATAL_FAILURE(check_case<float>({.n = n, .batch = 2, .stride = 3, .distance = 3 * n + 1}, wide, L % 2 == 1,
+                                                  stream_, rng, true));
+    }
   }
 }
 

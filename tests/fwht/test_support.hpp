@@ -85,7 +85,8 @@ std::vector<Options> all_options(bool with_checked_integers = true) {
         for (Stabilization s : {Stabilization::none, Stabilization::kahan, Stabilization::neumaier})
           out.push_back({.normalization = norm, .stabilization = s, .compute = c});
         if (!std::is_same_v<T, double>)  // f64 has no wider type on chip
-          out.push_back({.normalization = norm, .stabilization = Stabilization::wide_onchip, .compute = c});
+          for (Stabilization s : {Stabilization::wide_onchip, Stabilization::wide_carry})
+            out.push_back({.normalization = norm, .stabilization = s, .compute = c});
         out.push_back({.normalization = norm, .algorithm = Algorithm::alman_rao, .compute = c});
       }
     }

@@ -26,7 +26,14 @@ enum class Normalization { none, orthonormal, inverse };
 //   (x = fl(x_hi + x_lo): the error term is the low half of the wide value). The error terms thus
 //   live only inside a group, which the CUDA backend holds on chip, so they cost no memory traffic.
 //   Not for f64 (no wider type on chip; use neumaier).
-enum class Stabilization { none, kahan, neumaier, wide_onchip };
+// wide_carry: wide_onchip, and at each group boundary the rounding residual r = w - fl(w) goes on
+//   as one signed byte per element, q = clamp(rint(256 r / ulp(fl(w))), -128, 127) (fwht::
+//   carry_residual): the next group starts from fl(w) + q ulp / 256 (exact in the wide type), so a
+//   boundary costs at most 2^-9 ulp (2^-8 where the clamp cuts) instead of 1/2 ulp. One byte of memory traffic per element and
+//   boundary (device workspace on CUDA); identical to wide_onchip up to n = 2^13 (one group).
+enum class Stabilization { none, kahan, neumaier, wide_onchip, wide_carry };
+// The two modes that compute stage groups in the wide type.
+inline constexpr bool is_wide(Stabilization s) { return s == Stabilization::wide_onchip || s == Stabilization::wide_carry; }
 
 // folklore: log2(n) radix-2 stages.  alman_rao: (log2 n mod 3) radix-2 stages, an exact power-of-two
 // prescale, then log2(n)/3 stages of a 23-operation H8 kernel (fewer additions, different rounding).

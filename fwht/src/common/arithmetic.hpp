@@ -6,6 +6,7 @@
 //   (wrapping: exact modulo 2^w) or __int128 when overflow is checked (exact, checked on store).
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -83,16 +84,52 @@ template <> inline Rounded<bf16> scale_in<Rounded<bf16>>(double f) { return Roun
 // Stabilization::wide_onchip: the wide type of a compute type (exact conversion in, one rounding
 // out). float -> double; a 16-bit format rounded per operation -> float. The wide value's extra
 // low-order bits (29 for float, 13 or 16 for the 16-bit formats) are the group's error term.
+//
+// Stabilization::wide_carry: carry(w) is the wide value the next stage group starts from, x =
+// narrow(w) plus the residual w - x quantized to a signed byte in units of ulp(x) / 256. Every step
+// is exact (w - x by Sterbenz, power-of-two scalings in double, the sum has at most 33 bits)
+// except the one rint (half to even), so the CUDA backend (fwht/src/cuda/arithmetic.cuh) gets the
+// same bits.
+inline double pow2(int k) { return std::bit_cast<double>(static_cast<std::uint64_t>(1023 + k) << 52); }  // |k| < 1023
+// log2 ulp(x) of a value x of a format with `mantissa` fraction bits and least normal exponent
+// `min_exponent`, held exactly in a float: from the float's exponent field.
+inline int ulp_log2(float x, int mantissa, int min_exponent) {
+  const int field = static_cast<int>((std::bit_cast<std::uint32_t>(x) >> 23) & 0xffu);
+  return std::max(field - 127, min_exponent) - mantissa;
+}
+// The residual byte of w against x = narrow(w) (0 for x infinite or NaN).
+inline int carry_residual(double w, float x, int mantissa, int min_exponent) {
+  if (!std::isfinite(x)) return 0;
+  const double q = std::nearbyint((w - static_cast<double>(x)) * pow2(8 - ulp_log2(x, mantissa, min_exponent)));
+  return static_cast<int>(std::clamp(q, -128.0, 127.0));
+}
+inline double carry_resume(float x, int q, int mantissa, int min_exponent) {
+  if (q == 0) return x;
+  return static_cast<double>(x) + static_cast<double>(q) * pow2(ulp_log2(x, mantissa, min_exponent) - 8);
+}
+
 template <class C> struct Wide;
 template <> struct Wide<float> {
   using type = double;
+  static constexpr int kMantissa = 23, kMinExponent = -126;
   static double widen(float x) { return x; }
   static float narrow(double x) { return static_cast<float>(x); }  // round to nearest even
+  static int residual(double w, float x) { return carry_residual(w, x, kMantissa, kMinExponent); }
+  static double resume(float x, int q) { return carry_resume(x, q, kMantissa, kMinExponent); }
+  static double carry(double w) { return resume(narrow(w), residual(w, narrow(w))); }
 };
+template <class F> struct FormatBits;
+template <> struct FormatBits<f16> { static constexpr int kMantissa = 10, kMinExponent = -14; };
+template <> struct FormatBits<bf16> { static constexpr int kMantissa = 7, kMinExponent = -126; };
 template <class F> struct Wide<Rounded<F>> {
   using type = float;
+  static constexpr int kMantissa = FormatBits<F>::kMantissa, kMinExponent = FormatBits<F>::kMinExponent;
   static float widen(Rounded<F> x) { return x.v; }
   static Rounded<F> narrow(float x) { return Rounded<F>::of(x); }
+  static int residual(float w, Rounded<F> x) { return carry_residual(w, x.v, kMantissa, kMinExponent); }
+  // Exact in float: x has at most 11 significant bits, the residual 8 more below its ulp.
+  static float resume(Rounded<F> x, int q) { return static_cast<float>(carry_resume(x.v, q, kMantissa, kMinExponent)); }
+  static float carry(float w) { return resume(narrow(w), residual(w, narrow(w))); }
 };
 template <class C> inline constexpr bool has_wide = requires { typename Wide<C>::type; };
 

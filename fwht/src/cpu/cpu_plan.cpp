@@ -12,7 +12,7 @@
 //     Chunks and tiles of one pass run in parallel. For n = 2^23 floats that is 2 passes over memory,
 //     for 2^26 3 passes.
 // Stabilized transforms carry their error vector through all passes (full stabilization).
-// Stabilization::wide_onchip takes a simple path instead: one whole transform per thread, widened
+// Stabilization::wide_onchip / wide_carry take a simple path instead: one whole transform per thread, widened
 // into a buffer of the wide type, each stage group (fwht::stage_groups) applied there by the plain
 // vector kernels of the wide type and rounded back (slow for large n: one thread per transform, the
 // whole wide transform in memory; it exists to define and check the CUDA backend's results).
@@ -101,8 +101,10 @@ class CpuPlan final : public PlanImpl {
     }
 
     if constexpr (detail::has_wide<C>) {
-      if (o.stabilization == Stabilization::wide_onchip) {
+      if (is_wide(o.stabilization)) {
         wide_ = true;
+        carry_ = o.stabilization == Stabilization::wide_carry;
+        groups_ = stage_groups(L_);
         wide_kernels_ = select_kernels<typename detail::Wide<C>::type>();
         wide_threads_ = n_ * batch_ < kParallelElements ? 1 : static_cast<int>(std::min<index>(threads_, batch_));
         narrow_.resize(static_cast<std::size_t>(n_ * wide_threads_));
@@ -169,11 +171,18 @@ class CpuPlan final : public PlanImpl {
         typename Wd::type* w = wide_buffer_.data() + slot;
         load(in + t * distance_, x, 0, n_);
         int s = 0;
-        for (int g : stage_groups(L_)) {
-          for (index i = 0; i < n_; ++i) w[i] = Wd::widen(x[i]);
-          wide_kernels_.folklore[static_cast<int>(Stabilization::none)](w, nullptr, n_, s, s + g);
-          for (index i = 0; i < n_; ++i) x[i] = Wd::narrow(w[i]);
-          s += g;
+        for (index i = 0; i < n_; ++i) w[i] = Wd::widen(x[i]);
+        for (std::size_t k = 0; k < groups_.size(); ++k) {
+          wide_kernels_.folklore[static_cast<int>(Stabilization::none)](w, nullptr, n_, s, s + groups_[k]);
+          s += groups_[k];
+          const bool last = k + 1 == groups_.size();
+          // wide_onchip rounds at every boundary; wide_carry resumes from the quantized residual.
+          if (last)
+            for (index i = 0; i < n_; ++i) x[i] = Wd::narrow(w[i]);
+          else if (carry_)
+            for (index i = 0; i < n_; ++i) w[i] = Wd::carry(w[i]);
+          else
+            for (index i = 0; i < n_; ++i) w[i] = Wd::widen(Wd::narrow(w[i]));
         }
         store(x, out + t * distance_, 0, n_, t, failure);
       }
@@ -295,7 +304,8 @@ class CpuPlan final : public PlanImpl {
     using type = C;
   };
   using WideType = typename std::conditional_t<detail::has_wide<C>, detail::Wide<C>, NoWide>::type;
-  bool wide_ = false;
+  bool wide_ = false, carry_ = false;
+  std::vector<int> groups_;  // fwht::stage_groups(log2 n)
   int wide_threads_ = 1;
   Kernels<WideType> wide_kernels_{};
   std::vector<C> narrow_;

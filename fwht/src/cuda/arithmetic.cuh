@@ -24,12 +24,14 @@ namespace fwht::cuda {
 
 struct HalfFormat {
   using storage = __half;
+  static constexpr int kMantissa = 10, kMinExponent = -14;
   static __device__ __forceinline__ float round(float x) { return __half2float(__float2half_rn(x)); }
   static __device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
   static __device__ __forceinline__ __half from_float(float x) { return __float2half_rn(x); }
 };
 struct BFloatFormat {
   using storage = __nv_bfloat16;
+  static constexpr int kMantissa = 7, kMinExponent = -126;
   static __device__ __forceinline__ float round(float x) { return __bfloat162float(__float2bfloat16_rn(x)); }
   static __device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
   static __device__ __forceinline__ __nv_bfloat16 from_float(float x) { return __float2bfloat16_rn(x); }
@@ -84,17 +86,42 @@ template <> struct Math<std::uint64_t> {
 };
 
 // Stabilization::wide_onchip: the wide type of a compute type, as fwht/src/common/arithmetic.hpp
-// defines it (exact widening, one round-to-nearest-even narrowing).
+// defines it (exact widening, one round-to-nearest-even narrowing), and wide_carry's residual byte
+// and resumed value, with the same exact steps as the host (carry_residual, carry_resume).
+__device__ __forceinline__ double pow2_double(int k) { return __longlong_as_double(static_cast<long long>(1023 + k) << 52); }
+__device__ __forceinline__ int ulp_log2(float x, int mantissa, int min_exponent) {
+  const int field = static_cast<int>((__float_as_uint(x) >> 23) & 0xffu);
+  return max(field - 127, min_exponent) - mantissa;
+}
+__device__ __forceinline__ int carry_residual(double w, float x, int mantissa, int min_exponent) {
+  if (!isfinite(x)) return 0;
+  const double q = rint(__dmul_rn(__dsub_rn(w, static_cast<double>(x)), pow2_double(8 - ulp_log2(x, mantissa, min_exponent))));
+  return static_cast<int>(fmin(fmax(q, -128.0), 127.0));
+}
+__device__ __forceinline__ double carry_resume(float x, int q, int mantissa, int min_exponent) {
+  if (q == 0) return x;
+  return __dadd_rn(static_cast<double>(x), __dmul_rn(static_cast<double>(q), pow2_double(ulp_log2(x, mantissa, min_exponent) - 8)));
+}
+
 template <class C> struct Wide;
 template <> struct Wide<float> {
   using type = double;
+  static constexpr int kMantissa = 23, kMinExponent = -126;
   static __device__ __forceinline__ double widen(float x) { return static_cast<double>(x); }
   static __device__ __forceinline__ float narrow(double x) { return __double2float_rn(x); }
+  static __device__ __forceinline__ int residual(double w, float x) { return carry_residual(w, x, kMantissa, kMinExponent); }
+  static __device__ __forceinline__ double resume(float x, int q) { return carry_resume(x, q, kMantissa, kMinExponent); }
 };
 template <class F> struct Wide<Rounded16<F>> {
   using type = float;
   static __device__ __forceinline__ float widen(Rounded16<F> x) { return x.v; }
   static __device__ __forceinline__ Rounded16<F> narrow(float x) { return Rounded16<F>::of(x); }
+  static __device__ __forceinline__ int residual(float w, Rounded16<F> x) {
+    return carry_residual(w, x.v, F::kMantissa, F::kMinExponent);
+  }
+  static __device__ __forceinline__ float resume(Rounded16<F> x, int q) {
+    return __double2float_rn(carry_resume(x.v, q, F::kMantissa, F::kMinExponent));  // exact
+  }
 };
 
 // Traits of one (storage, compute) pair: conversions between S, C and W, and the final store.

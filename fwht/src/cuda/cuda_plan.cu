@@ -49,7 +49,7 @@ enum class Route { fast, tile, wide };
 bool packed(const Shape& shape) { return shape.stride == 1 && shape.distance == shape.n; }
 
 Route route_of(const Shape& shape, int compute_bytes, const Options& o) {
-  if (o.stabilization == Stabilization::wide_onchip) return Route::wide;
+  if (is_wide(o.stabilization)) return Route::wide;
   if (const char* env = std::getenv("PAGH_FWHT_CUDA_FAST"); env && env[0] == '0') return Route::tile;
   const bool fits = compute_bytes == 4 && o.algorithm == Algorithm::folklore && packed(shape) && shape.n >= 16 &&
                     shape.n <= (std::int64_t{1} << 31);
@@ -72,17 +72,18 @@ class CudaPlan final : public PlanImpl {
     std::size_t passes = 0;
     const Stabilization st = o.stabilization;
     if (route_ == Route::wide) {
-      if constexpr (!kWideCapable) throw pagh::Error(kWhere, "wide_onchip needs a floating 4-byte compute type");
-      if (shape.n > (std::int64_t{1} << 31)) throw pagh::Error(kWhere, "wide_onchip: n > 2^31 is not supported on cuda");
+      if constexpr (!kWideCapable) throw pagh::Error(kWhere, std::string(to_string(st)) + " needs a floating 4-byte compute type");
+      if (shape.n > (std::int64_t{1} << 31))
+        throw pagh::Error(kWhere, std::string(to_string(st)) + ": n > 2^31 is not supported on cuda");
       small_ = shape.n < 16;
       if (!small_ && !packed(shape))
         packed_bytes_ = round_up(static_cast<std::size_t>(shape.n * shape.batch) * sizeof(S), 256);
     }
     if ((route_ == Route::fast || route_ == Route::wide) && !small_) {
       if (st == Stabilization::none) fast_schedule_ = make_fast_schedule(shape.n, shape.batch, static_cast<int>(sizeof(S)));
-      else if (st == Stabilization::wide_onchip) fast_schedule_ = make_wide_schedule(shape.n, shape.batch);
+      else if (is_wide(st)) fast_schedule_ = make_wide_schedule(shape.n, shape.batch);
       else fast_schedule_ = make_stabilized_single(shape.n, shape.batch);
-      if (st == Stabilization::none || st == Stabilization::wide_onchip)
+      if (st == Stabilization::none || is_wide(st))
         fused_ = make_fused(fast_schedule_, shape.n, shape.batch, static_cast<int>(sizeof(W)));
       passes = fast_schedule_.size();
       for (std::size_t k = 0; k < passes; ++k)
@@ -108,6 +109,8 @@ class CudaPlan final : public PlanImpl {
     const auto plane = static_cast<std::size_t>(shape.n * shape.batch) * sizeof(W);
     work_bytes_ = (multi && !kDirect) ? round_up(plane, 256) : 0;
     error_bytes_ = (multi && stabilized_ && route_ == Route::tile) ? round_up(plane, 256) : 0;
+    // wide_carry: one residual byte per element between passes (stage groups).
+    carry_bytes_ = (multi && st == Stabilization::wide_carry) ? round_up(static_cast<std::size_t>(shape.n * shape.batch), 256) : 0;
     if (workspace_bytes() > 0) FWHT_CUDA_CHECK(cudaMalloc(&owned_, workspace_bytes()), kWhere);
   }
   ~CudaPlan() override {
@@ -165,7 +168,9 @@ class CudaPlan final : public PlanImpl {
     }
   }
 
-  std::size_t workspace_bytes() const override { return work_bytes_ + error_bytes_ + counter_bytes_ + packed_bytes_; }
+  std::size_t workspace_bytes() const override {
+    return work_bytes_ + error_bytes_ + counter_bytes_ + packed_bytes_ + carry_bytes_;
+  }
 
  private:
   static constexpr bool kWideCapable = !Tr::kInteger && sizeof(C) == 4;
@@ -179,29 +184,33 @@ class CudaPlan final : public PlanImpl {
         launch_wide_small<Tr>(layout, fast_args(in, out, out, 0), stream);
         return;
       }
+      // wide_carry: the residual plane at the end of the workspace.
+      signed char* carry =
+          carry_bytes_ ? reinterpret_cast<signed char*>(ws + work_bytes_ + error_bytes_ + counter_bytes_ + packed_bytes_) : nullptr;
       if (packed_bytes_ == 0) {
-        execute_fast(in, out, kDirect ? out : static_cast<void*>(ws), counters, stream);
+        execute_fast(in, out, kDirect ? out : static_cast<void*>(ws), counters, stream, carry);
         return;
       }
       void* buffer = ws + work_bytes_ + error_bytes_ + counter_bytes_;
       LayoutCopy gather = layout;
       gather.dst = buffer, gather.dst_stride = 1, gather.dst_distance = shape_.n;
       launch_layout_copy(gather, sizeof(S), stream);
-      execute_fast(buffer, buffer, kDirect ? buffer : static_cast<void*>(ws), counters, stream);
+      execute_fast(buffer, buffer, kDirect ? buffer : static_cast<void*>(ws), counters, stream, carry);
       LayoutCopy scatter = layout;
       scatter.src = buffer, scatter.src_stride = 1, scatter.src_distance = shape_.n;
       launch_layout_copy(scatter, sizeof(S), stream);
     }
   }
 
-  void execute_fast(const void* in, void* out, void* work, unsigned char* counters, cudaStream_t stream) {
+  void execute_fast(const void* in, void* out, void* work, unsigned char* counters, cudaStream_t stream,
+                    signed char* carry = nullptr) {
     const std::size_t count = fast_schedule_.size();
     for (std::size_t k = 0; k < count; ++k) {
       const bool first = k == 0, last = k + 1 == count;
       if (fused_.fused && k + 2 == count) {  // the last two passes in one launch
         FusedArgs f;
-        f.a = fast_args(in, out, work, k);
-        f.b = fast_args(in, out, work, k + 1);
+        f.a = fast_args(in, out, work, k, carry);
+        f.b = fast_args(in, out, work, k + 1, carry);
         f.counters = reinterpret_cast<unsigned*>(counters);
         f.strips = fused_.strips;
         f.strips_per_transform = fused_.strips_per_transform;
@@ -214,12 +223,12 @@ class CudaPlan final : public PlanImpl {
         launch_fused<Tr>(f, options_.stabilization, fused_.block_log, true, fused_blocks_, stream, false, nullptr);
         return;
       }
-      launch_fast<Tr>(fast_args(in, out, work, k), options_.stabilization, fast_schedule_[k].block_log, first, last,
+      launch_fast<Tr>(fast_args(in, out, work, k, carry), options_.stabilization, fast_schedule_[k].block_log, first, last,
                       fast_schedule_[k].blocks, stream, false);
     }
   }
 
-  FastArgs fast_args(const void* in, void* out, void* work, std::size_t k) const {
+  FastArgs fast_args(const void* in, void* out, void* work, std::size_t k, signed char* carry = nullptr) const {
     const std::size_t count = std::max<std::size_t>(1, fast_schedule_.size());
     {
       const FastPass p = k < fast_schedule_.size() ? fast_schedule_[k] : FastPass{};
@@ -237,6 +246,7 @@ class CudaPlan final : public PlanImpl {
       a.vec_src = first && aligned16(a.src);
       a.vec_dst = first && aligned16(a.dst);
       a.staged = staged_ && sizeof(S) == 4;  // 2-byte storage: direct loads measured faster
+      a.carry = carry;
       return a;
     }
   }
@@ -258,7 +268,7 @@ class CudaPlan final : public PlanImpl {
   bool stabilized_ = false;
   Schedule schedule_;
   Route route_ = Route::tile;
-  bool small_ = false;  // wide_onchip, n <= 8
+  bool small_ = false;  // wide_onchip / wide_carry, n <= 8 (one stage group)
   // Benchmark knob: PAGH_FWHT_CUDA_FAST_STAGE=0 loads first-pass tiles straight into registers
   // (16-byte loads of consecutive elements per thread) instead of through cp.async.
   bool staged_ = [] {
@@ -273,7 +283,7 @@ class CudaPlan final : public PlanImpl {
     return !(env && env[0] == '0');
   }();
   std::int64_t fused_blocks_ = 0;
-  std::size_t work_bytes_ = 0, error_bytes_ = 0, counter_bytes_ = 0, packed_bytes_ = 0;
+  std::size_t work_bytes_ = 0, error_bytes_ = 0, counter_bytes_ = 0, packed_bytes_ = 0, carry_bytes_ = 0;
   void* owned_ = nullptr;
 };
 

@@ -42,6 +42,7 @@ void (*fast_kernel(Stabilization st, int block_log, bool first, bool last))(Fast
         case Stabilization::kahan: return by_block.template operator()<Stabilization::kahan>();
         case Stabilization::neumaier: return by_block.template operator()<Stabilization::neumaier>();
         case Stabilization::wide_onchip: return by_block.template operator()<Stabilization::wide_onchip>();
+        case Stabilization::wide_carry: return by_block.template operator()<Stabilization::wide_carry>();
         default: return nullptr;
       }
     }
@@ -79,9 +80,11 @@ void launch_fused(const FusedArgs& args, Stabilization st, int block_log, bool l
       if (block_log == 13) kernel = last ? fused_pass<Tr, 5, true, Stabilization::none> : fused_pass<Tr, 5, false, Stabilization::none>;
     }
     if constexpr (!Tr::kInteger) {
-      constexpr Stabilization kW = Stabilization::wide_onchip;
+      constexpr Stabilization kW = Stabilization::wide_onchip, kC = Stabilization::wide_carry;
       if (st == kW && block_log == 12) kernel = last ? fused_pass<Tr, 4, true, kW> : fused_pass<Tr, 4, false, kW>;
       if (st == kW && block_log == 13) kernel = last ? fused_pass<Tr, 5, true, kW> : fused_pass<Tr, 5, false, kW>;
+      if (st == kC && block_log == 12) kernel = last ? fused_pass<Tr, 4, true, kC> : fused_pass<Tr, 4, false, kC>;
+      if (st == kC && block_log == 13) kernel = last ? fused_pass<Tr, 5, true, kC> : fused_pass<Tr, 5, false, kC>;
     }
   }
   if (kernel == nullptr) throw pagh::Error(kWhere, "no fused pass kernel for block_log " + std::to_string(block_log));

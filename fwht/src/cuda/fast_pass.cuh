@@ -59,18 +59,19 @@ template <bool Three> struct FastBounds<6, Three, 1> { static constexpr int kMin
 template <bool Three> struct FastBounds<4, Three, 2> { static constexpr int kMinBlocks = 3; };
 template <bool Three> struct FastBounds<5, Three, 2> { static constexpr int kMinBlocks = 2; };
 
-// The register type of a mode: the compute type, or its wide type for wide_onchip.
-template <class Tr, Stabilization St>
+// The register type of a mode: the compute type, or its wide type for wide_onchip / wide_carry.
+template <class Tr, Stabilization St, bool kWide = is_wide(St)>
 struct Registers {
   using type = typename Tr::C;
   static __device__ __forceinline__ type widen(typename Tr::C x) { return x; }
   static __device__ __forceinline__ typename Tr::C narrow(type x) { return x; }
 };
-template <class Tr>
-struct Registers<Tr, Stabilization::wide_onchip> {
-  using type = typename Wide<typename Tr::C>::type;
-  static __device__ __forceinline__ type widen(typename Tr::C x) { return Wide<typename Tr::C>::widen(x); }
-  static __device__ __forceinline__ typename Tr::C narrow(type x) { return Wide<typename Tr::C>::narrow(x); }
+template <class Tr, Stabilization St>
+struct Registers<Tr, St, true> {
+  using Wd = Wide<typename Tr::C>;
+  using type = typename Wd::type;
+  static __device__ __forceinline__ type widen(typename Tr::C x) { return Wd::widen(x); }
+  static __device__ __forceinline__ typename Tr::C narrow(type x) { return Wd::narrow(x); }
 };
 template <Stabilization St>
 inline constexpr bool kErrorTerms = St == Stabilization::kahan || St == Stabilization::neumaier;
@@ -243,6 +244,7 @@ __device__ __forceinline__ void run_tile(const FastArgs& a, const std::int64_t t
   using Dst = std::conditional_t<Last, S, W>;
   using Reg = Registers<Tr, St>;
   using R = typename Reg::type;
+  constexpr bool kCarry = St == Stabilization::wide_carry;
   static_assert(sizeof(C) == 4, "the fast pass is for 4-byte compute types");
   static_assert(!kErrorTerms<St> || (First && Last), "Kahan/Neumaier: single-pass plans only (error terms start at 0)");
   constexpr int E = 1 << Eps;
@@ -348,6 +350,11 @@ __device__ __forceinline__ void run_tile(const FastArgs& a, const std::int64_t t
       // Offsets below 2^31 elements: n <= 2^31 on this path (see use_fast).
       const int stride = 1 << step_log;
       Src x[E];
+      [[maybe_unused]] signed char residual[E];
+      if constexpr (kCarry && !First) {  // L2 loads: in a fused launch other blocks wrote them
+#pragma unroll
+        for (int m = 0; m < E; ++m) residual[m] = __ldcg(a.carry + base + static_cast<std::int64_t>(m) * stride);
+      }
 #pragma unroll
       for (int m = 0; m < E; ++m) {
         if (!First || m < count) {
@@ -367,7 +374,10 @@ __device__ __forceinline__ void run_tile(const FastArgs& a, const std::int64_t t
         }
       }
 #pragma unroll
-      for (int m = 0; m < E; ++m) v[m] = convert(x[m]);
+      for (int m = 0; m < E; ++m) {
+        if constexpr (kCarry && !First) v[m] = Reg::Wd::resume(Tr::load_w(x[m]), residual[m]);
+        else v[m] = convert(x[m]);
+      }
     }
   }
 
@@ -437,6 +447,13 @@ __device__ __forceinline__ void run_tile(const FastArgs& a, const std::int64_t t
       for (int m = 0; m < E; ++m)
         if (m < count) p[m * stride] = out(v[m]);
     }
+  }
+  if constexpr (kCarry && !Last) {  // wide_carry: the residual byte of every element for the next pass
+    signed char* r = a.carry + base;
+    const int stride = 1 << step_log;
+#pragma unroll
+    for (int m = 0; m < E; ++m)
+      if (!First || m < count) r[static_cast<std::int64_t>(m) * stride] = static_cast<signed char>(Reg::Wd::residual(v[m], Reg::narrow(v[m])));
   }
 }
 

@@ -26,6 +26,9 @@ struct FastArgs {
   bool scaled = false, inverse = false;
   bool vec_src = false, vec_dst = false;  // 16-byte accesses allowed (first pass, aligned buffers)
   bool staged = true;  // first pass with vec_src: coalesced cp.async through shared memory
+  // Stabilization::wide_carry: one residual byte per element of the packed buffer, written by every
+  // pass but the last and read by every pass but the first (in place, like the work buffer).
+  signed char* carry = nullptr;
 };
 
 // Two consecutive strided passes A (stages [a.s, a.s + a.g)) and B (the rest, to log2 n) fused in
@@ -50,7 +53,7 @@ inline constexpr int kFastThreads = 256;
 // terms) and for wide_onchip of float (a double, as high and low words), else 1.
 inline int fast_planes(Stabilization st, int compute_bytes) {
   if (st == Stabilization::kahan || st == Stabilization::neumaier) return 2;
-  return st == Stabilization::wide_onchip && compute_bytes == 4 ? 2 : 1;
+  return is_wide(st) && compute_bytes == 4 ? 2 : 1;
 }
 
 // Shared memory of one block of 2^block_log elements with `planes` planes of 4-byte words; blocks of

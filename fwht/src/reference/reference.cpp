@@ -83,16 +83,18 @@ void folklore(std::span<C> x, Stabilization stabilization, std::span<C> e) {
 }
 
 // wide_onchip: per stage group (fwht::stage_groups), widen every element exactly, apply the group's
-// stages in the wide type, round every element back once.
+// stages in the wide type, round every element back once. wide_carry: a later group starts from
+// the rounded value plus the previous group's quantized residual (detail::Wide::resume).
 template <class C>
-void wide_onchip(std::vector<C>& x) {
+void wide_groups(std::vector<C>& x, bool carry) {
   if constexpr (detail::has_wide<C>) {
     using Wd = detail::Wide<C>;
     const std::size_t n = x.size();
     std::vector<typename Wd::type> w(n);
+    std::vector<int> q(n, 0);
     std::size_t h = 1;
     for (int g : stage_groups(detail::log2_of(static_cast<std::int64_t>(n)))) {
-      for (std::size_t i = 0; i < n; ++i) w[i] = Wd::widen(x[i]);
+      for (std::size_t i = 0; i < n; ++i) w[i] = carry ? Wd::resume(x[i], q[i]) : Wd::widen(x[i]);
       for (int k = 0; k < g; ++k, h *= 2)
         for (std::size_t i = 0; i < n; i += 2 * h)
           for (std::size_t j = i; j < i + h; ++j) {
@@ -101,6 +103,8 @@ void wide_onchip(std::vector<C>& x) {
             w[j + h] = a - b;
           }
       for (std::size_t i = 0; i < n; ++i) x[i] = Wd::narrow(w[i]);
+      if (carry)
+        for (std::size_t i = 0; i < n; ++i) q[i] = Wd::residual(w[i], x[i]);
     }
   }
 }
@@ -139,8 +143,8 @@ template <class C>
 void transform_compute(std::vector<C>& x, const Options& o) {
   if (o.algorithm == Algorithm::alman_rao) {
     alman_rao(x);
-  } else if (o.stabilization == Stabilization::wide_onchip) {
-    wide_onchip(x);
+  } else if (is_wide(o.stabilization)) {
+    wide_groups(x, o.stabilization == Stabilization::wide_carry);
   } else {
     std::vector<C> e(o.stabilization == Stabilization::none ? 0 : x.size(), C{});
     folklore(std::span<C>(x), o.stabilization, std::span<C>(e));
