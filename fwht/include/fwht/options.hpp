@@ -27,10 +27,11 @@ enum class Normalization { none, orthonormal, inverse };
 //   live only inside a group, which the CUDA backend holds on chip, so they cost no memory traffic.
 //   Not for f64 (no wider type on chip; use neumaier).
 // wide_carry: wide_onchip, and at each group boundary the rounding residual r = w - fl(w) goes on
-//   as one signed byte per element, q = clamp(rint(256 r / ulp(fl(w))), -128, 127) (fwht::
-//   carry_residual): the next group starts from fl(w) + q ulp / 256 (exact in the wide type), so a
-//   boundary costs at most 2^-9 ulp (2^-8 where the clamp cuts) instead of 1/2 ulp. One byte of memory traffic per element and
-//   boundary (device workspace on CUDA); identical to wide_onchip up to n = 2^13 (one group).
+//   as one signed byte per element, q = clamp(rint(256 float(r) / ulp(fl(w))), -128, 127)
+//   (detail::carry_residual): the next group starts from fl(w) + q ulp / 256 (exact in the wide
+//   type), so a boundary costs at most 2^-9 ulp (2^-8 where the clamp cuts) instead of 1/2 ulp.
+//   One byte of memory traffic per element and boundary (device workspace on CUDA); identical to
+//   wide_onchip up to n = 2^13 (one group).
 enum class Stabilization { none, kahan, neumaier, wide_onchip, wide_carry };
 // The two modes that compute stage groups in the wide type.
 inline constexpr bool is_wide(Stabilization s) { return s == Stabilization::wide_onchip || s == Stabilization::wide_carry; }

@@ -93,10 +93,16 @@ __device__ __forceinline__ int ulp_log2(float x, int mantissa, int min_exponent)
   const int field = static_cast<int>((__float_as_uint(x) >> 23) & 0xffu);
   return max(field - 127, min_exponent) - mantissa;
 }
-__device__ __forceinline__ int carry_residual(double w, float x, int mantissa, int min_exponent) {
+__device__ __forceinline__ float pow2_float(int k) { return __uint_as_float(static_cast<unsigned>(127 + k) << 23); }
+// d = float(w - x), computed by the caller (exact for the 16-bit formats, in float).
+__device__ __forceinline__ int carry_residual_of(float d, float x, int mantissa, int min_exponent) {
   if (!isfinite(x)) return 0;
-  const double q = rint(__dmul_rn(__dsub_rn(w, static_cast<double>(x)), pow2_double(8 - ulp_log2(x, mantissa, min_exponent))));
-  return static_cast<int>(fmin(fmax(q, -128.0), 127.0));
+  const int k = 8 - ulp_log2(x, mantissa, min_exponent), half = k / 2;
+  const float q = rintf(__fmul_rn(__fmul_rn(d, pow2_float(half)), pow2_float(k - half)));
+  return static_cast<int>(fminf(fmaxf(q, -128.0f), 127.0f));
+}
+__device__ __forceinline__ int carry_residual(double w, float x, int mantissa, int min_exponent) {
+  return carry_residual_of(__double2float_rn(__dsub_rn(w, static_cast<double>(x))), x, mantissa, min_exponent);
 }
 __device__ __forceinline__ double carry_resume(float x, int q, int mantissa, int min_exponent) {
   if (q == 0) return x;
@@ -117,7 +123,7 @@ template <class F> struct Wide<Rounded16<F>> {
   static __device__ __forceinline__ float widen(Rounded16<F> x) { return x.v; }
   static __device__ __forceinline__ Rounded16<F> narrow(float x) { return Rounded16<F>::of(x); }
   static __device__ __forceinline__ int residual(float w, Rounded16<F> x) {
-    return carry_residual(w, x.v, F::kMantissa, F::kMinExponent);
+    return carry_residual_of(__fsub_rn(w, x.v), x.v, F::kMantissa, F::kMinExponent);  // w - x exact in float
   }
   static __device__ __forceinline__ float resume(Rounded16<F> x, int q) {
     return __double2float_rn(carry_resume(x.v, q, F::kMantissa, F::kMinExponent));  // exact
