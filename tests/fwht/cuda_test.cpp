@@ -105,14 +105,14 @@ void run_gpu(Plan& plan, const std::vector<T>& input, bool in_place, unsigned ch
 // Integers are run under two poisons, so an unwritten element cannot pass by equalling one of them.
 template <class T>
 void check_case(const Shape& shape, const Options& o, bool in_place, cudaStream_t stream, std::mt19937_64& rng,
-                bool own_workspace = false) {
+                bool own_workspace = false, const std::vector<T>* given_input = nullptr) {
   SCOPED_TRACE("n=" + std::to_string(shape.n) + " batch=" + std::to_string(shape.batch) + " stride=" +
                std::to_string(shape.stride) + " distance=" + std::to_string(shape.distance) +
                (in_place ? " in place " : " out of place ") + describe(o));
   Plan cpu(shape, dtype_of<T>(), o, Backend::cpu);
   Plan gpu(shape, dtype_of<T>(), o, Backend::cuda);
   const auto extent = static_cast<std::size_t>(cpu.extent());
-  auto input = random_data<T>(extent, rng);
+  auto input = given_input ? *given_input : random_data<T>(extent, rng);
   if constexpr (std::is_integral_v<T>)
     if (o.normalization == Normalization::inverse) {  // exact division: transform a spectrum
       Options plain = o;
@@ -378,6 +378,40 @@ TEST_F(CudaTest, StabilizedFastPath) {
                                                   stream_, rng, true));
     }
   }
+}
+
+// wide_carry's residual byte and resumed value take integer fast paths on the GPU (arithmetic.cuh)
+// and the exact double definition elsewhere: crafted boundary values must give the CPU's bits.
+// n = 2^14 (groups of 10 and 4 stages); transform t has x[0] = a, x[1] = b, x[1024] = -a, so after
+// group 1 block 0 holds a + b and a - b (exact in double) and block 1 holds -a, and group 2's
+// outputs include resume(a +- b) - a: the residual byte itself, exactly.
+TEST_F(CudaTest, WideCarryBoundaryCases) {
+  FWHT_TRACE_SEED();
+  auto rng = test_rng();
+  const float u = 0x1p-23f;
+  std::vector<std::pair<float, float>> cases = {
+      {1.0f, 0x1p-24f},                      // tie to even (down): residual +ulp/2, clamped to 127
+      {1.0f + u, 0x1p-24f},                  // tie to even (up)
+      {2.0f - u, 0x1p-24f + 0x1p-40f},       // rounds up into the next binade
+      {2.0f, -0x1p-30f}, {-2.0f, 0x1p-30f},  // just below a power of two: resumed in the lower binade
+      {1.5f, 0x1p-33f}, {-1.5f, 0x1p-31f + 0x1p-44f}, {3.0f, 0x1.8p-25f},
+      {0x1p-126f, 0x1p-140f}, {0x1p-130f, 0x1p-149f}, {0x1p-149f, 0x1p-149f},  // smallest normal, subnormal
+      {0x1p127f, 0x1p103f}, {0x1.fffffep127f, 0x1p104f},                        // largest binade, overflow
+  };
+  std::uniform_real_distribution<float> unit(1.0f, 2.0f);
+  std::uniform_int_distribution<int> scale(-60, 60), gap(22, 45), sign(0, 1);
+  while (cases.size() < 64) {
+    const float a = std::ldexp(unit(rng), scale(rng)) * (sign(rng) ? -1.0f : 1.0f);
+    cases.push_back({a, std::ldexp(a, -gap(rng)) * unit(rng) * (sign(rng) ? -1.0f : 1.0f)});
+  }
+  const std::int64_t n = std::int64_t{1} << 14;
+  std::vector<float> input(cases.size() * static_cast<std::size_t>(n), 0.0f);
+  for (std::size_t t = 0; t < cases.size(); ++t) {
+    float* x = input.data() + t * static_cast<std::size_t>(n);
+    x[0] = cases[t].first, x[1] = cases[t].second, x[1024] = -cases[t].first;
+  }
+  const Shape shape{.n = n, .batch = static_cast<std::int64_t>(cases.size())};
+  ASSERT_NO_FATAL_FAILURE(check_case<float>(shape, {.stabilization = Stabilization::wide_carry}, false, stream_, rng, false, &input));
 }
 
 TEST_F(CudaTest, UnsupportedAndMisuse) {

@@ -27,7 +27,7 @@ enum class Normalization { none, orthonormal, inverse };
 //   live only inside a group, which the CUDA backend holds on chip, so they cost no memory traffic.
 //   Not for f64 (no wider type on chip; use neumaier).
 // wide_carry: wide_onchip, and at each group boundary the rounding residual r = w - fl(w) goes on
-//   as one signed byte per element, q = clamp(rint(256 float(r) / ulp(fl(w))), -128, 127)
+//   as one signed byte per element, q = clamp(rint(256 r / ulp(fl(w))), -128, 127)
 //   (detail::carry_residual): the next group starts from fl(w) + q ulp / 256 (exact in the wide
 //   type), so a boundary costs at most 2^-9 ulp (2^-8 where the clamp cuts) instead of 1/2 ulp.
 //   One byte of memory traffic per element and boundary (device workspace on CUDA); identical to

@@ -87,13 +87,12 @@ template <> inline Rounded<bf16> scale_in<Rounded<bf16>>(double f) { return Roun
 //
 // Stabilization::wide_carry: carry(w) is the wide value the next stage group starts from, x =
 // narrow(w) plus the residual w - x quantized to a signed byte in units of ulp(x) / 256:
-// q = clamp(rint(float(w - x) * 2^(8 - log2 ulp(x))), -128, 127). w - x is exact (Sterbenz); its
-// rounding to float (exact for the 16-bit formats) keeps 24 bits of which q needs 9, and float
-// arithmetic keeps the CUDA backend off the slow FP64 pipe; the scaling is exact (two power-of-two
-// factors, since 2^k alone may not be a float) and the resumed value x + q 2^(log2 ulp(x) - 8) is
-// exact in the wide type. The CUDA backend (fwht/src/cuda/arithmetic.cuh) does the same steps.
+// q = clamp(rint((w - x) * 2^(8 - log2 ulp(x))), -128, 127), rint half to even. Every step is
+// exact (w - x by Sterbenz, power-of-two scalings in double, the resumed value x + q 2^(log2
+// ulp(x) - 8) has at most 33 significant bits) except the one rint, so the result is a function
+// of w alone; the CUDA backend (fwht/src/cuda/arithmetic.cuh) computes the same bits, mostly with
+// integer operations on w's bit pattern.
 inline double pow2(int k) { return std::bit_cast<double>(static_cast<std::uint64_t>(1023 + k) << 52); }  // |k| < 1023
-inline float pow2f(int k) { return std::bit_cast<float>(static_cast<std::uint32_t>(127 + k) << 23); }     // |k| < 127
 // log2 ulp(x) of a value x of a format with `mantissa` fraction bits and least normal exponent
 // `min_exponent`, held exactly in a float: from the float's exponent field.
 inline int ulp_log2(float x, int mantissa, int min_exponent) {
@@ -103,9 +102,8 @@ inline int ulp_log2(float x, int mantissa, int min_exponent) {
 // The residual byte of w against x = narrow(w) (0 for x infinite or NaN).
 inline int carry_residual(double w, float x, int mantissa, int min_exponent) {
   if (!std::isfinite(x)) return 0;
-  const int k = 8 - ulp_log2(x, mantissa, min_exponent), half = k / 2;
-  const float q = std::nearbyint(static_cast<float>(w - static_cast<double>(x)) * pow2f(half) * pow2f(k - half));
-  return static_cast<int>(std::clamp(q, -128.0f, 127.0f));
+  const double q = std::nearbyint((w - static_cast<double>(x)) * pow2(8 - ulp_log2(x, mantissa, min_exponent)));
+  return static_cast<int>(std::clamp(q, -128.0, 127.0));
 }
 inline double carry_resume(float x, int q, int mantissa, int min_exponent) {
   if (q == 0) return x;
