@@ -257,12 +257,12 @@ TEST(Reference, WideOnchipIsDoubleWithinGroupsRoundedBetween) {
   }
 }
 
-// wide_carry built independently: as above, but a later group starts from the rounded value plus
-// the residual byte q = clamp(nearbyint(256 (w - x) / ulp(x)), -128, 127), ulp from std::ilogb.
+// wide_carry built independently: as above, but a later group starts from the rounded value x plus
+// the residual byte q = clamp(floor((|w| - |x|) / u + 1/2), -128, 127) in units u of 2^-8 float ulp
+// in w's binade (from std::ilogb), with x's sign; x = 0 carries nothing.
 TEST(Reference, WideCarryResumesFromTheQuantizedResidual) {
   FWHT_TRACE_SEED();
   auto rng = test_rng();
-  const auto ulp = [](float x) { return x == 0.0f ? std::ldexp(1.0, -149) : std::ldexp(1.0, std::max(std::ilogb(x), -126) - 23); };
   for (int L : {0, 10, 13, 14, 15, 19, 23}) {
     const std::size_t n = std::size_t{1} << L;
     const auto x = random_vector<float>(n, rng);
@@ -281,10 +281,15 @@ TEST(Reference, WideCarryResumesFromTheQuantizedResidual) {
       stride *= len;
       for (double& w : wide) {
         const float rounded = static_cast<float>(w);
-        const double q = std::clamp(std::nearbyint(256.0 * (w - rounded) / ulp(rounded)), -128.0, 127.0);
-        // 2^-9 ulp, or 2^-8 where the clamp to 127 cuts a residual near +ulp/2
-        EXPECT_LE(std::fabs(w - (rounded + q * ulp(rounded) / 256.0)), (q == 127 ? 2 : 1) * ulp(rounded) / 512.0);
-        w = k + 1 == groups.size() ? rounded : rounded + q * ulp(rounded) / 256.0;
+        double resumed = rounded;
+        if (rounded != 0.0f && std::isfinite(rounded)) {
+          const double u = std::ldexp(1.0, std::ilogb(w) - 31);
+          const double q = std::clamp(std::floor((std::fabs(w) - std::fabs(rounded)) / u + 0.5), -128.0, 127.0);
+          resumed = rounded + (w < 0 ? -q : q) * u;  // q moves the magnitude
+          // 2^-9 ulp, or 2^-8 where the clamp to 127 cuts a residual near +ulp/2
+          EXPECT_LE(std::fabs(w - resumed), (q == 127 ? 2 : 1) * u / 2);
+        }
+        w = k + 1 == groups.size() ? rounded : resumed;
       }
     }
     std::vector<float> expect(wide.begin(), wide.end());

@@ -26,12 +26,12 @@ enum class Normalization { none, orthonormal, inverse };
 //   (x = fl(x_hi + x_lo): the error term is the low half of the wide value). The error terms thus
 //   live only inside a group, which the CUDA backend holds on chip, so they cost no memory traffic.
 //   Not for f64 (no wider type on chip; use neumaier).
-// wide_carry: wide_onchip, and at each group boundary the rounding residual r = w - fl(w) goes on
-//   as one signed byte per element, q = clamp(rint(256 r / ulp(fl(w))), -128, 127)
-//   (detail::carry_residual): the next group starts from fl(w) + q ulp / 256 (exact in the wide
-//   type), so a boundary costs at most 2^-9 ulp (2^-8 where the clamp cuts) instead of 1/2 ulp.
-//   One byte of memory traffic per element and boundary (device workspace on CUDA); identical to
-//   wide_onchip up to n = 2^13 (one group).
+// wide_carry: wide_onchip, and at each group boundary the rounding residual of the wide value w
+//   against x = fl(w) goes on as one signed byte per element: q = clamp(round((|w| - |x|) / u),
+//   -128, 127) with u = 2^-8 ulp of the compute format in w's binade (computed on the bit patterns,
+//   detail::carry_residual_bits); the next group starts from x moved by q u, so a boundary costs
+//   at most 2^-9 ulp (2^-8 where the clamp cuts) instead of 1/2 ulp. One byte of memory traffic per
+//   element and boundary (device workspace on CUDA); identical to wide_onchip up to n = 2^13.
 enum class Stabilization { none, kahan, neumaier, wide_onchip, wide_carry };
 // The two modes that compute stage groups in the wide type.
 inline constexpr bool is_wide(Stabilization s) { return s == Stabilization::wide_onchip || s == Stabilization::wide_carry; }

@@ -85,52 +85,49 @@ template <> inline Rounded<bf16> scale_in<Rounded<bf16>>(double f) { return Roun
 // out). float -> double; a 16-bit format rounded per operation -> float. The wide value's extra
 // low-order bits (29 for float, 13 or 16 for the 16-bit formats) are the group's error term.
 //
-// Stabilization::wide_carry: carry(w) is the wide value the next stage group starts from, x =
-// narrow(w) plus the residual w - x quantized to a signed byte in units of ulp(x) / 256:
-// q = clamp(rint((w - x) * 2^(8 - log2 ulp(x))), -128, 127), rint half to even. Every step is
-// exact (w - x by Sterbenz, power-of-two scalings in double, the resumed value x + q 2^(log2
-// ulp(x) - 8) has at most 33 significant bits) except the one rint, so the result is a function
-// of w alone; the CUDA backend (fwht/src/cuda/arithmetic.cuh) computes the same bits, mostly with
-// integer operations on w's bit pattern.
-inline double pow2(int k) { return std::bit_cast<double>(static_cast<std::uint64_t>(1023 + k) << 52); }  // |k| < 1023
-// log2 ulp(x) of a value x of a format with `mantissa` fraction bits and least normal exponent
-// `min_exponent`, held exactly in a float: from the float's exponent field.
-inline int ulp_log2(float x, int mantissa, int min_exponent) {
-  const int field = static_cast<int>((std::bit_cast<std::uint32_t>(x) >> 23) & 0xffu);
-  return std::max(field - 127, min_exponent) - mantissa;
+// Stabilization::wide_carry: the residual of w against x = narrow(w) as one signed byte, on the
+// bit patterns of the wide type: d = |w|bits - |widen(x)|bits counts steps of w's own ulp (the
+// patterns between x and w all lie in w's binade), q = clamp(round-half-up(d / 2^shift), -128,
+// 127) with shift = wide mantissa bits - compute mantissa bits - 8, i.e. q is the residual in units
+// of 2^-8 ulp of the compute format in w's binade. resume(x, q) adds q << shift to the magnitude's
+// pattern: |q << shift| < 2^(shift + 8), less than one step of the compute format, so it never
+// crosses a binade boundary that x does not touch, and below a power of two it steps in the lower
+// binade, where w was. Integer operations only: the CUDA backend (fwht/src/cuda/arithmetic.cuh)
+// computes the same bits. x = 0, infinite or NaN carries nothing.
+template <class Wt, class Bits, int kShift>
+int carry_residual_bits(Wt w, Wt x_wide) {
+  if (x_wide == Wt{0} || !std::isfinite(x_wide)) return 0;
+  using Signed = std::make_signed_t<Bits>;
+  constexpr Bits kMagnitude = ~(Bits{1} << (8 * sizeof(Bits) - 1));
+  const Signed d = static_cast<Signed>(std::bit_cast<Bits>(w) & kMagnitude) - static_cast<Signed>(std::bit_cast<Bits>(x_wide) & kMagnitude);
+  return static_cast<int>(std::clamp<Signed>((d + (Signed{1} << (kShift - 1))) >> kShift, -128, 127));
 }
-// The residual byte of w against x = narrow(w) (0 for x infinite or NaN).
-inline int carry_residual(double w, float x, int mantissa, int min_exponent) {
-  if (!std::isfinite(x)) return 0;
-  const double q = std::nearbyint((w - static_cast<double>(x)) * pow2(8 - ulp_log2(x, mantissa, min_exponent)));
-  return static_cast<int>(std::clamp(q, -128.0, 127.0));
-}
-inline double carry_resume(float x, int q, int mantissa, int min_exponent) {
-  if (q == 0) return x;
-  return static_cast<double>(x) + static_cast<double>(q) * pow2(ulp_log2(x, mantissa, min_exponent) - 8);
+template <class Wt, class Bits, int kShift>
+Wt carry_resume_bits(Wt x_wide, int q) {
+  if (q == 0) return x_wide;
+  return std::bit_cast<Wt>(static_cast<Bits>(std::bit_cast<Bits>(x_wide) + (static_cast<Bits>(q) << kShift)));
 }
 
 template <class C> struct Wide;
 template <> struct Wide<float> {
   using type = double;
-  static constexpr int kMantissa = 23, kMinExponent = -126;
+  static constexpr int kCarryShift = 52 - 23 - 8;
   static double widen(float x) { return x; }
   static float narrow(double x) { return static_cast<float>(x); }  // round to nearest even
-  static int residual(double w, float x) { return carry_residual(w, x, kMantissa, kMinExponent); }
-  static double resume(float x, int q) { return carry_resume(x, q, kMantissa, kMinExponent); }
+  static int residual(double w, float x) { return carry_residual_bits<double, std::uint64_t, kCarryShift>(w, x); }
+  static double resume(float x, int q) { return carry_resume_bits<double, std::uint64_t, kCarryShift>(x, q); }
   static double carry(double w) { return resume(narrow(w), residual(w, narrow(w))); }
 };
 template <class F> struct FormatBits;
-template <> struct FormatBits<f16> { static constexpr int kMantissa = 10, kMinExponent = -14; };
-template <> struct FormatBits<bf16> { static constexpr int kMantissa = 7, kMinExponent = -126; };
+template <> struct FormatBits<f16> { static constexpr int kMantissa = 10; };
+template <> struct FormatBits<bf16> { static constexpr int kMantissa = 7; };
 template <class F> struct Wide<Rounded<F>> {
   using type = float;
-  static constexpr int kMantissa = FormatBits<F>::kMantissa, kMinExponent = FormatBits<F>::kMinExponent;
+  static constexpr int kCarryShift = 23 - FormatBits<F>::kMantissa - 8;
   static float widen(Rounded<F> x) { return x.v; }
   static Rounded<F> narrow(float x) { return Rounded<F>::of(x); }
-  static int residual(float w, Rounded<F> x) { return carry_residual(w, x.v, kMantissa, kMinExponent); }
-  // Exact in float: x has at most 11 significant bits, the residual 8 more below its ulp.
-  static float resume(Rounded<F> x, int q) { return static_cast<float>(carry_resume(x.v, q, kMantissa, kMinExponent)); }
+  static int residual(float w, Rounded<F> x) { return carry_residual_bits<float, std::uint32_t, kCarryShift>(w, x.v); }
+  static float resume(Rounded<F> x, int q) { return carry_resume_bits<float, std::uint32_t, kCarryShift>(x.v, q); }
   static float carry(float w) { return resume(narrow(w), residual(w, narrow(w))); }
 };
 template <class C> inline constexpr bool has_wide = requires { typename Wide<C>::type; };

@@ -24,14 +24,14 @@ namespace fwht::cuda {
 
 struct HalfFormat {
   using storage = __half;
-  static constexpr int kMantissa = 10, kMinExponent = -14;
+  static constexpr int kMantissa = 10;
   static __device__ __forceinline__ float round(float x) { return __half2float(__float2half_rn(x)); }
   static __device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
   static __device__ __forceinline__ __half from_float(float x) { return __float2half_rn(x); }
 };
 struct BFloatFormat {
   using storage = __nv_bfloat16;
-  static constexpr int kMantissa = 7, kMinExponent = -126;
+  static constexpr int kMantissa = 7;
   static __device__ __forceinline__ float round(float x) { return __bfloat162float(__float2bfloat16_rn(x)); }
   static __device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
   static __device__ __forceinline__ __nv_bfloat16 from_float(float x) { return __float2bfloat16_rn(x); }
@@ -87,85 +87,45 @@ template <> struct Math<std::uint64_t> {
 
 // Stabilization::wide_onchip: the wide type of a compute type, as fwht/src/common/arithmetic.hpp
 // defines it (exact widening, one round-to-nearest-even narrowing), and wide_carry's residual byte
-// and resumed value, with the same exact steps as the host (carry_residual, carry_resume).
-__device__ __forceinline__ double pow2_double(int k) { return __longlong_as_double(static_cast<long long>(1023 + k) << 52); }
-__device__ __forceinline__ int ulp_log2(float x, int mantissa, int min_exponent) {
-  const int field = static_cast<int>((__float_as_uint(x) >> 23) & 0xffu);
-  return max(field - 127, min_exponent) - mantissa;
+// and resumed value on the bit patterns, as carry_residual_bits / carry_resume_bits in
+// fwht/src/common/arithmetic.hpp (integer operations only: the same bits as the host).
+__device__ __forceinline__ long long magnitude_bits(double x) { return __double_as_longlong(x) & 0x7fffffffffffffffLL; }
+__device__ __forceinline__ int magnitude_bits(float x) { return __float_as_int(x) & 0x7fffffff; }
+__device__ __forceinline__ long long infinity_bits(double) { return 0x7ff0000000000000LL; }
+__device__ __forceinline__ int infinity_bits(float) { return 0x7f800000; }
+template <int kShift, class Wt>
+__device__ __forceinline__ int carry_residual_bits(Wt w, Wt x_wide) {
+  const auto x = magnitude_bits(x_wide);
+  if (x == 0 || x >= infinity_bits(x_wide)) return 0;  // zero, infinite or NaN: nothing to carry
+  const auto d = magnitude_bits(w) - x;
+  const auto q = (d + (decltype(d){1} << (kShift - 1))) >> kShift;
+  return static_cast<int>(q < -128 ? -128 : q > 127 ? 127 : q);
 }
-__device__ __forceinline__ float pow2_float(int k) { return __uint_as_float(static_cast<unsigned>(127 + k) << 23); }
-// The general definition, in double (exact but for the rint): the rare cases of the fast paths.
-inline __device__ __noinline__ int carry_residual(double w, float x, int mantissa, int min_exponent) {
-  if (!isfinite(x)) return 0;
-  const double q = rint(__dmul_rn(__dsub_rn(w, static_cast<double>(x)), pow2_double(8 - ulp_log2(x, mantissa, min_exponent))));
-  return static_cast<int>(fmin(fmax(q, -128.0), 127.0));
+template <int kShift>
+__device__ __forceinline__ double carry_resume_bits(double x_wide, int q) {
+  return q == 0 ? x_wide : __longlong_as_double(__double_as_longlong(x_wide) + (static_cast<long long>(q) * (1LL << kShift)));
 }
-// The 16-bit formats: w - x is exact in float, and so is the scaling by two power-of-two factors
-// (2^k alone may not be a float): the same value as the double definition.
-__device__ __forceinline__ int carry_residual_of(float d, float x, int mantissa, int min_exponent) {
-  if (!isfinite(x)) return 0;
-  const int k = 8 - ulp_log2(x, mantissa, min_exponent), half = k / 2;
-  const float q = rintf(__fmul_rn(__fmul_rn(d, pow2_float(half)), pow2_float(k - half)));
-  return static_cast<int>(fminf(fmaxf(q, -128.0f), 127.0f));
-}
-// float from double, fast path on w's bits (no FP64 instruction: conversions run at a fraction of
-// the FP32 rate): x = RN(w) keeps mantissa bits [29, 52); the 29 bits D below are the residual, or
-// D - 2^29 when RN rounds up, in units of 2^(e - 52) (e = w's exponent), and ulp(x) / 256 is 2^21 of
-// those (2^22 when rounding up carries into x's exponent). Needs x normal and finite.
-__device__ __forceinline__ int carry_residual_float(double w) {
-  const unsigned hi = static_cast<unsigned>(__double2hiint(w)), lo = static_cast<unsigned>(__double2loint(w));
-  const int e = static_cast<int>((hi >> 20) & 0x7ffu) - 1023;
-  const unsigned d = lo & 0x1fffffffu;
-  const bool up = d + ((lo >> 29) & 1u) > 0x10000000u;                          // RN, ties to even
-  const bool next_binade = up && (hi & 0xfffffu) == 0xfffffu && (lo >> 29) == 7u;  // mantissa all ones
-  if (e < -126 || e > 127 || (e == 127 && next_binade)) return carry_residual(w, __double2float_rn(w), 23, -126);
-  const int r = static_cast<int>(d) - (up ? 0x20000000 : 0);
-  const int shift = next_binade ? 22 : 21, half = 1 << (shift - 1);
-  int q = r >> shift;
-  const int rem = r & ((1 << shift) - 1);
-  q += (rem > half || (rem == half && (q & 1))) ? 1 : 0;
-  if (static_cast<int>(hi) < 0) q = -q;
-  return min(max(q, -128), 127);
-}
-__device__ __forceinline__ double carry_resume(float x, int q, int mantissa, int min_exponent) {
-  if (q == 0) return x;
-  return __dadd_rn(static_cast<double>(x), __dmul_rn(static_cast<double>(q), pow2_double(ulp_log2(x, mantissa, min_exponent) - 8)));
-}
-// x + q 2^(log2 ulp(x) - 8) for float x, widened on the bit pattern (no F2F): q << 21 added to the
-// magnitude of the double whose low 29 bits are zero, so nothing carries past the mantissa, except
-// below a power of two (the step there is in the lower binade's units), for subnormal and for
-// non-finite x: the double arithmetic.
-__device__ __forceinline__ double carry_resume_float(float x, int q) {
-  const unsigned bits = __float_as_uint(x), field = (bits >> 23) & 0xffu;
-  const int toward = (bits >> 31) ? -q : q;  // change of the magnitude
-  if (field == 0u || field == 0xffu || (toward < 0 && (bits & 0x7fffffu) == 0u)) {
-    const double wide = static_cast<double>(x);
-    return q == 0 ? wide : __dadd_rn(wide, __dmul_rn(static_cast<double>(q), pow2_double(ulp_log2(x, 23, -126) - 8)));
-  }
-  const unsigned hi = (bits & 0x80000000u) | ((field + 896u) << 20) | ((bits & 0x7fffffu) >> 3);  // 896 = 1023 - 127
-  const long long pattern = (static_cast<long long>(hi) << 32) | static_cast<long long>((bits & 7u) << 29);
-  return __longlong_as_double(pattern + (static_cast<long long>(toward) << 21));
+template <int kShift>
+__device__ __forceinline__ float carry_resume_bits(float x_wide, int q) {
+  return q == 0 ? x_wide : __int_as_float(__float_as_int(x_wide) + q * (1 << kShift));
 }
 
 template <class C> struct Wide;
 template <> struct Wide<float> {
   using type = double;
-  static constexpr int kMantissa = 23, kMinExponent = -126;
+  static constexpr int kCarryShift = 52 - 23 - 8;
   static __device__ __forceinline__ double widen(float x) { return static_cast<double>(x); }
   static __device__ __forceinline__ float narrow(double x) { return __double2float_rn(x); }
-  static __device__ __forceinline__ int residual(double w, float) { return carry_residual_float(w); }
-  static __device__ __forceinline__ double resume(float x, int q) { return carry_resume_float(x, q); }
+  static __device__ __forceinline__ int residual(double w, float x) { return carry_residual_bits<kCarryShift>(w, static_cast<double>(x)); }
+  static __device__ __forceinline__ double resume(float x, int q) { return carry_resume_bits<kCarryShift>(static_cast<double>(x), q); }
 };
 template <class F> struct Wide<Rounded16<F>> {
   using type = float;
+  static constexpr int kCarryShift = 23 - F::kMantissa - 8;
   static __device__ __forceinline__ float widen(Rounded16<F> x) { return x.v; }
   static __device__ __forceinline__ Rounded16<F> narrow(float x) { return Rounded16<F>::of(x); }
-  static __device__ __forceinline__ int residual(float w, Rounded16<F> x) {
-    return carry_residual_of(__fsub_rn(w, x.v), x.v, F::kMantissa, F::kMinExponent);  // w - x exact in float
-  }
-  static __device__ __forceinline__ float resume(Rounded16<F> x, int q) {
-    return __double2float_rn(carry_resume(x.v, q, F::kMantissa, F::kMinExponent));  // exact
-  }
+  static __device__ __forceinline__ int residual(float w, Rounded16<F> x) { return carry_residual_bits<kCarryShift>(w, x.v); }
+  static __device__ __forceinline__ float resume(Rounded16<F> x, int q) { return carry_resume_bits<kCarryShift>(x.v, q); }
 };
 
 // Traits of one (storage, compute) pair: conversions between S, C and W, and the final store.
