@@ -2,6 +2,7 @@
 // and the algebraic properties of the Walsh-Hadamard transform. The 16-bit conversions against
 // GCC's own _Float16.
 #include <cmath>
+#include <limits>
 
 #include "test_support.hpp"
 
@@ -259,7 +260,7 @@ TEST(Reference, WideOnchipIsDoubleWithinGroupsRoundedBetween) {
 
 // wide_carry built independently: as above, but a later group starts from the rounded value x plus
 // the residual byte q = clamp(floor((|w| - |x|) / u + 1/2), -128, 127) in units u of 2^-8 float ulp
-// in w's binade (from std::ilogb), with x's sign; x = 0 carries nothing.
+// in w's binade (from std::ilogb), with x's sign; x = 0 or subnormal carries nothing.
 TEST(Reference, WideCarryResumesFromTheQuantizedResidual) {
   FWHT_TRACE_SEED();
   auto rng = test_rng();
@@ -282,7 +283,7 @@ TEST(Reference, WideCarryResumesFromTheQuantizedResidual) {
       for (double& w : wide) {
         const float rounded = static_cast<float>(w);
         double resumed = rounded;
-        if (rounded != 0.0f && std::isfinite(rounded)) {
+        if (std::fabs(rounded) >= std::numeric_limits<float>::min() && std::isfinite(rounded)) {
           const double u = std::ldexp(1.0, std::ilogb(w) - 31);
           const double q = std::clamp(std::floor((std::fabs(w) - std::fabs(rounded)) / u + 0.5), -128.0, 127.0);
           resumed = rounded + (w < 0 ? -q : q) * u;  // q moves the magnitude

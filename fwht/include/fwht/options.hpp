@@ -28,7 +28,8 @@ enum class Normalization { none, orthonormal, inverse };
 //   Not for f64 (no wider type on chip; use neumaier).
 // wide_carry: wide_onchip, and at each group boundary the rounding residual of the wide value w
 //   against x = fl(w) goes on as one signed byte per element: q = clamp(round((|w| - |x|) / u),
-//   -128, 127) with u = 2^-8 ulp of the compute format in w's binade (computed on the bit patterns,
+//   -128, 127) with u = 2^-8 ulp of the compute format in w's binade (0 for x zero, subnormal f32
+//   or not finite; computed on the bit patterns,
 //   detail::carry_residual_bits); the next group starts from x moved by q u, so a boundary costs
 //   at most 2^-9 ulp (2^-8 where the clamp cuts) instead of 1/2 ulp. One byte of memory traffic per
 //   element and boundary (device workspace on CUDA); identical to wide_onchip up to n = 2^13.

@@ -10,6 +10,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 #include "fwht/half.hpp"
@@ -93,7 +94,8 @@ template <> inline Rounded<bf16> scale_in<Rounded<bf16>>(double f) { return Roun
 // pattern: |q << shift| < 2^(shift + 8), less than one step of the compute format, so it never
 // crosses a binade boundary that x does not touch, and below a power of two it steps in the lower
 // binade, where w was. Integer operations only: the CUDA backend (fwht/src/cuda/arithmetic.cuh)
-// computes the same bits. x = 0, infinite or NaN carries nothing.
+// computes the same bits. x = 0, infinite or NaN carries nothing, and so does a subnormal float x
+// (there d could exceed 32 bits, which the GPU's fast path relies on).
 template <class Wt, class Bits, int kShift>
 int carry_residual_bits(Wt w, Wt x_wide) {
   if (x_wide == Wt{0} || !std::isfinite(x_wide)) return 0;
@@ -114,7 +116,9 @@ template <> struct Wide<float> {
   static constexpr int kCarryShift = 52 - 23 - 8;
   static double widen(float x) { return x; }
   static float narrow(double x) { return static_cast<float>(x); }  // round to nearest even
-  static int residual(double w, float x) { return carry_residual_bits<double, std::uint64_t, kCarryShift>(w, x); }
+  static int residual(double w, float x) {
+    return std::fabs(x) < std::numeric_limits<float>::min() ? 0 : carry_residual_bits<double, std::uint64_t, kCarryShift>(w, x);
+  }
   static double resume(float x, int q) { return carry_resume_bits<double, std::uint64_t, kCarryShift>(x, q); }
   static double carry(double w) { return resume(narrow(w), residual(w, narrow(w))); }
 };

@@ -116,7 +116,15 @@ template <> struct Wide<float> {
   static constexpr int kCarryShift = 52 - 23 - 8;
   static __device__ __forceinline__ double widen(float x) { return static_cast<double>(x); }
   static __device__ __forceinline__ float narrow(double x) { return __double2float_rn(x); }
-  static __device__ __forceinline__ int residual(double w, float x) { return carry_residual_bits<kCarryShift>(w, static_cast<double>(x)); }
+  // carry_residual_bits on 32-bit words: for normal x, |d| < 2^29 fits the difference of the low
+  // words, and x's widened low word is its 3 lowest mantissa bits << 29 (no conversion).
+  static __device__ __forceinline__ int residual(double w, float x) {
+    const unsigned bits = __float_as_uint(x), field = (bits >> 23) & 0xffu;
+    if (field == 0u || field == 0xffu) return 0;  // zero or subnormal, infinite or NaN
+    const int d = static_cast<int>(static_cast<unsigned>(__double2loint(w)) - ((bits & 7u) << 29));
+    const int q = (d + (1 << (kCarryShift - 1))) >> kCarryShift;
+    return q < -128 ? -128 : q > 127 ? 127 : q;
+  }
   static __device__ __forceinline__ double resume(float x, int q) { return carry_resume_bits<kCarryShift>(static_cast<double>(x), q); }
 };
 template <class F> struct Wide<Rounded16<F>> {
