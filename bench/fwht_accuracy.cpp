@@ -142,18 +142,30 @@ struct Errors {
   double mean_relative = 0, max_absolute = 0, mean_absolute = 0;
 };
 
+// The binary128 arithmetic per element (software, ~100 ns) runs in parallel, block by block; the
+// sums are then taken in index order, so the result is the same bits as a sequential loop and does
+// not depend on the thread count. rel[i] < 0 marks an exact zero of the truth (left out).
 Errors measure(const std::vector<double>& v, const std::vector<quad>& t) {
+  constexpr std::size_t kBlock = std::size_t{1} << 20;
   Errors e;
   double rel_sum = 0;
   std::size_t rel_count = 0;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (!std::isfinite(v[i])) return Errors{true};
-    const double truth_i = static_cast<double>(t[i]);
-    const quad diff = static_cast<quad>(v[i]) - t[i];
-    const double abs_err = static_cast<double>(diff < 0 ? -diff : diff);
-    e.max_absolute = std::max(e.max_absolute, abs_err);
-    e.mean_absolute += abs_err;
-    if (t[i] != 0) rel_sum += abs_err / std::fabs(truth_i), ++rel_count;
+  std::vector<double> abs_err(std::min(v.size(), kBlock)), rel(abs_err.size());
+  for (std::size_t first = 0; first < v.size(); first += kBlock) {
+    const std::size_t count = std::min(kBlock, v.size() - first);
+#pragma omp parallel for schedule(static)
+    for (std::size_t k = 0; k < count; ++k) {
+      const std::size_t i = first + k;
+      const quad diff = static_cast<quad>(v[i]) - t[i];
+      abs_err[k] = static_cast<double>(diff < 0 ? -diff : diff);
+      rel[k] = t[i] != 0 ? abs_err[k] / std::fabs(static_cast<double>(t[i])) : -1.0;
+    }
+    for (std::size_t k = 0; k < count; ++k) {
+      if (!std::isfinite(v[first + k])) return Errors{true};
+      e.max_absolute = std::max(e.max_absolute, abs_err[k]);
+      e.mean_absolute += abs_err[k];
+      if (rel[k] >= 0) rel_sum += rel[k], ++rel_count;
+    }
   }
   e.mean_absolute /= static_cast<double>(v.size());
   e.mean_relative = rel_count ? rel_sum / static_cast<double>(rel_count) : 0.0;
