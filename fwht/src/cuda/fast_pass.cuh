@@ -31,7 +31,9 @@
 // values and exchange both (two shared-memory planes); wide_onchip keeps the values in the wide type
 // (double for float, float for the rounded 16-bit types), widened on load and rounded once on store
 // (the fold at the end of the stage group that the pass is); a double is exchanged as two 32-bit
-// words in two planes, so the bank-conflict-free swizzle of 4-byte words still applies. Butterflies
+// words in two planes, so the bank-conflict-free swizzle of 4-byte words still applies. wide_carry
+// also stores each element's residual byte at the end of every pass but the last and resumes from
+// it when the next pass loads (FastArgs::carry: one byte per element, same offsets). Butterflies
 // per element run in the reference's stage order with its exact operation sequence, so every mode
 // is bit-identical to the CPU backend.
 #pragma once
