@@ -89,25 +89,23 @@ template <> struct Math<std::uint64_t> {
 // defines it (exact widening, one round-to-nearest-even narrowing), and wide_carry's residual byte
 // and resumed value on the bit patterns, as carry_residual_bits / carry_resume_bits in
 // fwht/src/common/arithmetic.hpp (integer operations only: the same bits as the host).
-__device__ __forceinline__ long long magnitude_bits(double x) { return __double_as_longlong(x) & 0x7fffffffffffffffLL; }
-__device__ __forceinline__ int magnitude_bits(float x) { return __float_as_int(x) & 0x7fffffff; }
-__device__ __forceinline__ long long infinity_bits(double) { return 0x7ff0000000000000LL; }
-__device__ __forceinline__ int infinity_bits(float) { return 0x7f800000; }
-template <int kShift, class Wt>
-__device__ __forceinline__ int carry_residual_bits(Wt w, Wt x_wide) {
-  const auto x = magnitude_bits(x_wide);
-  if (x == 0 || x >= infinity_bits(x_wide)) return 0;  // zero, infinite or NaN: nothing to carry
-  const auto d = magnitude_bits(w) - x;
-  const auto q = (d + (decltype(d){1} << (kShift - 1))) >> kShift;
-  return static_cast<int>(q < -128 ? -128 : q > 127 ? 127 : q);
+// The generic residual on float patterns (the wide type of the 16-bit formats).
+template <int kShift>
+__device__ __forceinline__ int carry_residual_bits(float w, float x_wide) {
+  const int x = __float_as_int(x_wide) & 0x7fffffff;
+  if (x == 0 || x >= 0x7f800000) return 0;  // zero, infinite or NaN: nothing to carry
+  const int d = (__float_as_int(w) & 0x7fffffff) - x;
+  const int q = (d + (1 << (kShift - 1))) >> kShift;
+  return q < -128 ? -128 : q > 127 ? 127 : q;
 }
+// Adding q << kShift to the pattern (q = 0 leaves it as it is: no test needed).
 template <int kShift>
 __device__ __forceinline__ double carry_resume_bits(double x_wide, int q) {
-  return q == 0 ? x_wide : __longlong_as_double(__double_as_longlong(x_wide) + (static_cast<long long>(q) * (1LL << kShift)));
+  return __longlong_as_double(__double_as_longlong(x_wide) + (static_cast<long long>(q) * (1LL << kShift)));
 }
 template <int kShift>
 __device__ __forceinline__ float carry_resume_bits(float x_wide, int q) {
-  return q == 0 ? x_wide : __int_as_float(__float_as_int(x_wide) + q * (1 << kShift));
+  return __int_as_float(__float_as_int(x_wide) + q * (1 << kShift));
 }
 
 template <class C> struct Wide;

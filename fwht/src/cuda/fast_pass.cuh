@@ -78,7 +78,17 @@ struct Registers<Tr, St, true> {
 template <Stabilization St>
 inline constexpr bool kErrorTerms = St == Stabilization::kahan || St == Stabilization::neumaier;
 template <class Tr, Stabilization St>
-inline constexpr int kPlanes = kErrorTerms<St> || sizeof(typename Registers<Tr, St>::type) == 8 ? 2 : 1;
+inline constexpr bool kWords64 = sizeof(typename Registers<Tr, St>::type) == 8;
+template <class Tr, Stabilization St>
+inline constexpr int kPlanes = kErrorTerms<St> || kWords64<Tr, St> ? 2 : 1;
+// The wide modes of float at Eps 5: doubles take 64 KiB of shared memory per block (no alignment
+// plane), so three blocks fit an SM if the registers do: at 80, ptxas reports at most 16 bytes of
+// spills, except for the fused wide_carry pass (256 bytes), which keeps two.
+template <class Tr, Stabilization St, int Eps, bool Three, bool Fused>
+constexpr int fast_min_blocks() {
+  if constexpr (kWords64<Tr, St> && Eps == 5) return Fused && St == Stabilization::wide_carry ? 2 : 3;
+  else return FastBounds<Eps, Three, kPlanes<Tr, St>>::kMinBlocks;
+}
 template <class Tr, bool First>
 inline constexpr bool kThreeWide =
     First && (std::is_same_v<typename Tr::C, float> || std::is_integral_v<typename Tr::C>);
@@ -92,6 +102,14 @@ __device__ __forceinline__ int bank_xor(int e) {
 }
 template <int Eps>
 __device__ __forceinline__ int swizzle(int e) { return e ^ bank_xor<Eps>(e); }
+
+// The same for 8-byte words (the double values of the wide modes of float). A warp's 8-byte access
+// is served per half-warp: conflict-free when the 16 lanes of each half hit 16 different 8-byte
+// bank pairs (word index mod 16). Lane bits j = 0..3 map to element bit j (j < lo) or j + Eps
+// (j >= lo), so XORing bits [Eps, Eps + 4) into bits [0, 4) makes the 16 indices mod 16 distinct
+// for every lo (checked for every lo and Eps by enumeration, bench/NOTES.md).
+template <int Eps>
+__device__ __forceinline__ int swizzle64(int e) { return e ^ ((e >> Eps) & 15); }
 
 // Bits of e that come from the thread in a round with register bits [lo, lo + Eps).
 template <int Eps>
@@ -190,40 +208,46 @@ __device__ __forceinline__ void exchange(C* sm, C (&v)[1 << Eps], int t, int lo)
   }
 }
 
-// Registers <-> shared memory for all of a mode's state: values (a double as its high and low words
-// in two planes) and, for Kahan/Neumaier, error terms in the second plane. Planes are 2^(Eps+8)
-// words apart, so the second is aligned like the first (exchange's XOR addressing).
+// Registers <-> shared memory for doubles: one 8-byte access per element (STS.64 / LDS.64), offsets
+// walked in Gray-code order by XOR as in exchange and added to the tile's address (the tile is not
+// aligned to its size: aligning 2^(Eps+11) bytes would cost up to as much again).
+template <int Eps, bool ToShared>
+__device__ __forceinline__ void exchange64(double* sm, double (&v)[1 << Eps], int t, int lo) {
+  int basis[Eps];  // byte offsets
+#pragma unroll
+  for (int j = 0; j < Eps; ++j) basis[j] = swizzle64<Eps>(1 << (lo + j)) * 8;
+  const unsigned base = static_cast<unsigned>(__cvta_generic_to_shared(sm));
+  unsigned offset = static_cast<unsigned>(swizzle64<Eps>(thread_part<Eps>(t, lo)) * 8);
+#pragma unroll
+  for (int k = 0; k < (1 << Eps); ++k) {
+    if (k > 0) offset ^= static_cast<unsigned>(basis[ctz_const(k)]);
+    const int m = k ^ (k >> 1);
+    if constexpr (ToShared) asm volatile("st.shared.b64 [%0], %1;" ::"r"(base + offset), "d"(v[m]) : "memory");
+    else asm volatile("ld.shared.b64 %0, [%1];" : "=d"(v[m]) : "r"(base + offset) : "memory");
+  }
+}
+
+// Registers <-> shared memory for all of a mode's state: values (doubles as 8-byte words) and, for
+// Kahan/Neumaier, error terms in a second plane 2^(Eps+8) words after the first, so that it is
+// aligned like the first (exchange's XOR addressing).
 template <int Eps, bool ToShared, Stabilization St, class R, class C>
 __device__ __forceinline__ void exchange_state(C* sm, R (&v)[1 << Eps], R (&ev)[1 << Eps], int t, int lo) {
   constexpr int kPlane = 1 << (Eps + 8);
   if constexpr (sizeof(R) == 8) {
     static_assert(!kErrorTerms<St>, "error terms of an 8-byte register type are not supported");
-    float hi[1 << Eps], low[1 << Eps];
-    if constexpr (ToShared) {
-#pragma unroll
-      for (int m = 0; m < (1 << Eps); ++m) {
-        hi[m] = __int_as_float(__double2hiint(v[m]));
-        low[m] = __int_as_float(__double2loint(v[m]));
-      }
-    }
-    exchange<Eps, ToShared>(reinterpret_cast<float*>(sm), hi, t, lo);
-    exchange<Eps, ToShared>(reinterpret_cast<float*>(sm) + kPlane, low, t, lo);
-    if constexpr (!ToShared) {
-#pragma unroll
-      for (int m = 0; m < (1 << Eps); ++m) v[m] = __hiloint2double(__float_as_int(hi[m]), __float_as_int(low[m]));
-    }
+    exchange64<Eps, ToShared>(reinterpret_cast<double*>(sm), v, t, lo);
   } else {
     exchange<Eps, ToShared>(reinterpret_cast<R*>(sm), v, t, lo);
     if constexpr (kErrorTerms<St>) exchange<Eps, ToShared>(reinterpret_cast<R*>(sm) + kPlane, ev, t, lo);
   }
 }
 
-// The block's tile of shared memory: for Eps <= 5 aligned to 2^(B+2) bytes inside the doubled
-// allocation (see exchange).
-template <int Eps, class C>
+// The block's tile of shared memory: for Eps <= 5 and 4-byte words aligned to 2^(B+2) bytes inside
+// the allocation of one plane more (see exchange); 8-byte words (exchange64) need no alignment.
+template <int Eps, class C, bool kWords64 = false>
 __device__ __forceinline__ C* tile_shared() {
   extern __shared__ __align__(16) unsigned char fast_shared[];
-  if constexpr (Eps <= 5) {
+  if constexpr (Eps <= 5 && !kWords64) {
     constexpr unsigned kBytes = 4u << (Eps + 8);
     const unsigned base = static_cast<unsigned>(__cvta_generic_to_shared(fast_shared));
     return reinterpret_cast<C*>(fast_shared + (((base + kBytes - 1) & ~(kBytes - 1)) - base));
@@ -399,9 +423,8 @@ __device__ __forceinline__ void run_tile(const FastArgs& a, const std::int64_t t
     lo = next;
   }
 
-  // The fold of wide_onchip (one rounding to C), then the normalization of the last pass.
-  const auto out = [&](R wide) {
-    const C x = Reg::narrow(wide);
+  // The fold of wide_onchip (x = one rounding to C), then the normalization of the last pass.
+  const auto out = [&](C x) -> Dst {
     if constexpr (Last) {
       const C scale = [&] {
         if constexpr (Tr::kInteger) return C{};
@@ -412,55 +435,69 @@ __device__ __forceinline__ void run_tile(const FastArgs& a, const std::int64_t t
       return Tr::to_w(x);
     }
   };
+  // wide_carry, every pass but the last: element m's residual byte, from the same fold x.
+  [[maybe_unused]] const auto residual = [&](int m, C x) -> signed char {
+    if constexpr (kCarry) return static_cast<signed char>(Reg::Wd::residual(v[m], x));
+    else return 0;
+  };
+  constexpr bool kStoreResidual = kCarry && !Last;
   const std::int64_t base = base_of(lo);
   const int step_log = step_log_of(lo);
   const int count = count_of(base, step_log);
   Dst* p = static_cast<Dst*>(a.dst) + base;
+  [[maybe_unused]] signed char* r = a.carry + base;  // residual bytes: the same offsets
   if (First && round == 0 && a.vec_dst) {  // lo == 0: E consecutive elements
     constexpr int V = 16 / sizeof(Dst);
 #pragma unroll
     for (int q = 0; q < E / V; ++q) {
       if (count < E && q * V >= count) continue;
       Dst x[V];
+      [[maybe_unused]] signed char bytes[V];
 #pragma unroll
-      for (int j = 0; j < V; ++j) x[j] = out(v[q * V + j]);
+      for (int j = 0; j < V; ++j) {
+        const C folded = Reg::narrow(v[q * V + j]);
+        x[j] = out(folded);
+        if constexpr (kStoreResidual) bytes[j] = residual(q * V + j, folded);
+      }
       uint4 raw;
       std::memcpy(&raw, x, 16);
       *reinterpret_cast<uint4*>(p + q * V) = raw;
+      if constexpr (kStoreResidual) {  // V bytes at a multiple of V (base is a multiple of E)
+        using Packed = std::conditional_t<V == 4, unsigned, uint2>;
+        Packed packed;
+        std::memcpy(&packed, bytes, V);
+        *reinterpret_cast<Packed*>(r + q * V) = packed;
+      }
     }
   } else {
     const int stride = 1 << step_log;
+    const auto put = [&](int m) {
+      const C folded = Reg::narrow(v[m]);
+      const Dst x = out(folded);
+      if constexpr ((Hint == 1 || Hint == 2) && sizeof(Dst) == 4) {
+        unsigned bits;
+        std::memcpy(&bits, &x, 4);
+        asm volatile("st.global.L2::cache_hint.b32 [%0], %1, %2;" ::"l"(p + m * stride), "r"(bits),
+                     "l"(Hint == 1 ? evict_last : evict_first)
+                     : "memory");
+      } else {
+        p[m * stride] = x;
+      }
+      if constexpr (kStoreResidual) r[static_cast<std::int64_t>(m) * stride] = residual(m, folded);
+    };
     if (!First || count == E) {  // every block but the last partial one: no predicates
 #pragma unroll
-      for (int m = 0; m < E; ++m) {
-        if constexpr ((Hint == 1 || Hint == 2) && sizeof(Dst) == 4) {
-          const Dst x = out(v[m]);
-          unsigned bits;
-          std::memcpy(&bits, &x, 4);
-          asm volatile("st.global.L2::cache_hint.b32 [%0], %1, %2;" ::"l"(p + m * stride), "r"(bits),
-                       "l"(Hint == 1 ? evict_last : evict_first)
-                       : "memory");
-        } else {
-          p[m * stride] = out(v[m]);
-        }
-      }
+      for (int m = 0; m < E; ++m) put(m);
     } else {
 #pragma unroll
       for (int m = 0; m < E; ++m)
-        if (m < count) p[m * stride] = out(v[m]);
+        if (m < count) put(m);
     }
-  }
-  if constexpr (kCarry && !Last) {  // wide_carry: the residual byte of every element for the next pass
-    signed char* r = a.carry + base;
-    const int stride = 1 << step_log;
-#pragma unroll
-    for (int m = 0; m < E; ++m)
-      if (!First || m < count) r[static_cast<std::int64_t>(m) * stride] = static_cast<signed char>(Reg::Wd::residual(v[m], Reg::narrow(v[m])));
   }
 }
 
 template <class Tr, int Eps, bool First, bool Last, Stabilization St>
-__global__ void __launch_bounds__(kFastThreads, FastBounds<Eps, kThreeWide<Tr, First>, kPlanes<Tr, St>>::kMinBlocks)
+__global__ void __launch_bounds__(kFastThreads, fast_min_blocks<Tr, St, Eps, kThreeWide<Tr, First>, false>())
     fast_pass(const FastArgs a) {
   constexpr int B = Eps + 8;
   std::int64_t tile_base;
@@ -475,7 +512,7 @@ __global__ void __launch_bounds__(kFastThreads, FastBounds<Eps, kThreeWide<Tr, F
     const std::int64_t cb = within & ((std::int64_t{1} << (a.s - a.w)) - 1);
     tile_base = tr * a.n + (band << (a.s + a.g)) + (cb << a.w);
   }
-  run_tile<Tr, Eps, First, Last, 0, St>(a, tile_base, tile_shared<Eps, typename Tr::C>());
+  run_tile<Tr, Eps, First, Last, 0, St>(a, tile_base, tile_shared<Eps, typename Tr::C, kWords64<Tr, St>>());
 }
 
 // Two strided passes in one persistent launch, through L2 (see fast_pass.hpp, FusedArgs). Tickets
@@ -485,10 +522,10 @@ __global__ void __launch_bounds__(kFastThreads, FastBounds<Eps, kThreeWide<Tr, F
 // are stored. A ticket is only taken by a running block and A tiles never wait, so the wait always
 // ends, whatever the grid size.
 template <class Tr, int Eps, bool Last, Stabilization St>
-__global__ void __launch_bounds__(kFastThreads, FastBounds<Eps, false, kPlanes<Tr, St>>::kMinBlocks)
+__global__ void __launch_bounds__(kFastThreads, fast_min_blocks<Tr, St, Eps, false, true>())
     fused_pass(const FusedArgs f) {
   using C = typename Tr::C;
-  C* sm = tile_shared<Eps, C>();
+  C* sm = tile_shared<Eps, C, kWords64<Tr, St>>();
   __shared__ int ticket_shared[2];
   const std::int64_t n2 = f.tiles_a, n3 = f.tiles_b, group = n2 + n3;
   const std::int64_t lag = f.lag < f.strips ? f.lag : f.strips;

@@ -49,19 +49,15 @@ struct FusedArgs {
 
 inline constexpr int kFastThreads = 256;
 
-// Planes of 4-byte words per element in shared memory: 2 for Kahan/Neumaier (values and error
-// terms) and for wide_onchip of float (a double, as high and low words), else 1.
-inline int fast_planes(Stabilization st, int compute_bytes) {
-  if (st == Stabilization::kahan || st == Stabilization::neumaier) return 2;
-  return is_wide(st) && compute_bytes == 4 ? 2 : 1;
-}
-
-// Shared memory of one block of 2^block_log elements with `planes` planes of 4-byte words; blocks of
-// up to 2^13 allocate one plane more so that the kernel can align the tile to a plane's size
-// (fast_pass.cuh, exchange).
-inline std::size_t fast_shared_bytes(int block_log, int planes) {
-  const std::size_t plane = (std::size_t{1} << block_log) * 4;
-  return (block_log <= 13 ? planes + 1 : planes) * plane;
+// Shared memory of one block of 2^block_log elements (fast_pass.cuh, exchange): planes of 4-byte
+// words, 2 for Kahan/Neumaier (values and error terms), else 1, plus one plane for blocks of up to
+// 2^13 so that the kernel can align the tile to a plane's size; the double values of the wide modes
+// of float are one plane of 8-byte words, addressed by offset (no alignment).
+inline std::size_t fast_shared_bytes(int block_log, Stabilization st, int compute_bytes) {
+  const std::size_t elements = std::size_t{1} << block_log;
+  if (is_wide(st) && compute_bytes == 4) return elements * 8;
+  const std::size_t planes = st == Stabilization::kahan || st == Stabilization::neumaier ? 2 : 1;
+  return (block_log <= 13 ? planes + 1 : planes) * elements * 4;
 }
 
 // Launch one fast pass (or, with configure_only, raise the kernel's dynamic shared-memory limit).
