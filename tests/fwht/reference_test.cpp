@@ -230,8 +230,20 @@ TEST(StageGroups, CoverEveryStageInBoundedGroups) {
   }
 }
 
-// wide_onchip built independently from its definition: each stage group is the Kronecker factor
-// H_(2^g) applied at stride 2^s, i.e. the plain double transform of every gathered column, then one
+// One stage group built from its definition: the Kronecker factor H_(2^g) applied at `stride`,
+// i.e. the plain double transform of every gathered column of v.
+void apply_group_in_double(std::vector<double>& v, std::size_t stride, int g) {
+  const std::size_t len = std::size_t{1} << g;
+  std::vector<double> column(len);
+  for (std::size_t base = 0; base < v.size(); base += len * stride)
+    for (std::size_t c = 0; c < stride; ++c) {
+      for (std::size_t r = 0; r < len; ++r) column[r] = v[base + c + r * stride];
+      reference::transform(std::span<double>(column));
+      for (std::size_t r = 0; r < len; ++r) v[base + c + r * stride] = column[r];
+    }
+}
+
+// wide_onchip built independently from its definition: each stage group in double, then one
 // rounding to float per element.
 TEST(Reference, WideOnchipIsDoubleWithinGroupsRoundedBetween) {
   FWHT_TRACE_SEED();
@@ -239,19 +251,14 @@ TEST(Reference, WideOnchipIsDoubleWithinGroupsRoundedBetween) {
   for (int L : {0, 3, 10, 13, 14, 15, 19, 23}) {
     const std::size_t n = std::size_t{1} << L;
     const auto x = random_vector<float>(n, rng);
-    std::vector<float> expect = x;
+    std::vector<double> wide(x.begin(), x.end());
     std::size_t stride = 1;
     for (int g : stage_groups(L)) {
-      const std::size_t len = std::size_t{1} << g;
-      std::vector<double> column(len);
-      for (std::size_t base = 0; base < n; base += len * stride)
-        for (std::size_t c = 0; c < stride; ++c) {
-          for (std::size_t r = 0; r < len; ++r) column[r] = expect[base + c + r * stride];
-          reference::transform(std::span<double>(column));
-          for (std::size_t r = 0; r < len; ++r) expect[base + c + r * stride] = static_cast<float>(column[r]);
-        }
-      stride *= len;
+      apply_group_in_double(wide, stride, g);
+      stride <<= g;
+      for (double& w : wide) w = static_cast<float>(w);
     }
+    const std::vector<float> expect(wide.begin(), wide.end());
     auto y = x;
     reference::transform(std::span<float>(y), {.stabilization = Stabilization::wide_onchip});
     ASSERT_EQ(first_bit_difference<float>(y, expect), -1) << "log2 n = " << L;
@@ -271,15 +278,8 @@ TEST(Reference, WideCarryResumesFromTheQuantizedResidual) {
     std::size_t stride = 1;
     const std::vector<int> groups = stage_groups(L);
     for (std::size_t k = 0; k < groups.size(); ++k) {
-      const std::size_t len = std::size_t{1} << groups[k];
-      std::vector<double> column(len);
-      for (std::size_t base = 0; base < n; base += len * stride)
-        for (std::size_t c = 0; c < stride; ++c) {
-          for (std::size_t r = 0; r < len; ++r) column[r] = wide[base + c + r * stride];
-          reference::transform(std::span<double>(column));
-          for (std::size_t r = 0; r < len; ++r) wide[base + c + r * stride] = column[r];
-        }
-      stride *= len;
+      apply_group_in_double(wide, stride, groups[k]);
+      stride <<= groups[k];
       for (double& w : wide) {
         const float rounded = static_cast<float>(w);
         double resumed = rounded;

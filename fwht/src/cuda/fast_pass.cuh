@@ -244,10 +244,10 @@ __device__ __forceinline__ void exchange_state(C* sm, R (&v)[1 << Eps], R (&ev)[
 
 // The block's tile of shared memory: for Eps <= 5 and 4-byte words aligned to 2^(B+2) bytes inside
 // the allocation of one plane more (see exchange); 8-byte words (exchange64) need no alignment.
-template <int Eps, class C, bool kWords64 = false>
+template <int Eps, class C, bool Words64 = false>
 __device__ __forceinline__ C* tile_shared() {
   extern __shared__ __align__(16) unsigned char fast_shared[];
-  if constexpr (Eps <= 5 && !kWords64) {
+  if constexpr (Eps <= 5 && !Words64) {
     constexpr unsigned kBytes = 4u << (Eps + 8);
     const unsigned base = static_cast<unsigned>(__cvta_generic_to_shared(fast_shared));
     return reinterpret_cast<C*>(fast_shared + (((base + kBytes - 1) & ~(kBytes - 1)) - base));

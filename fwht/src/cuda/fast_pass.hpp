@@ -49,13 +49,14 @@ struct FusedArgs {
 
 inline constexpr int kFastThreads = 256;
 
-// Shared memory of one block of 2^block_log elements (fast_pass.cuh, exchange): planes of 4-byte
-// words, 2 for Kahan/Neumaier (values and error terms), else 1, plus one plane for blocks of up to
-// 2^13 so that the kernel can align the tile to a plane's size; the double values of the wide modes
-// of float are one plane of 8-byte words, addressed by offset (no alignment).
-inline std::size_t fast_shared_bytes(int block_log, Stabilization st, int compute_bytes) {
+// Shared memory of one block of 2^block_log elements (fast_pass.cuh, exchange): the double values
+// of the wide modes of float compute are one plane of 8-byte words, addressed by offset (no
+// alignment); everything else is planes of 4-byte words, 2 for Kahan/Neumaier (values and error
+// terms), else 1, plus one plane for blocks of up to 2^13 so that the kernel can align the tile to
+// a plane's size.
+inline std::size_t fast_shared_bytes(int block_log, Stabilization st, bool float_compute) {
   const std::size_t elements = std::size_t{1} << block_log;
-  if (is_wide(st) && compute_bytes == 4) return elements * 8;
+  if (is_wide(st) && float_compute) return elements * 8;
   const std::size_t planes = st == Stabilization::kahan || st == Stabilization::neumaier ? 2 : 1;
   return (block_log <= 13 ? planes + 1 : planes) * elements * 4;
 }
