@@ -84,7 +84,7 @@ class CudaPlan final : public PlanImpl {
       else if (is_wide(st)) fast_schedule_ = make_wide_schedule(shape.n, shape.batch);
       else fast_schedule_ = make_stabilized_single(shape.n, shape.batch);
       if (st == Stabilization::none || is_wide(st))
-        fused_ = make_fused(fast_schedule_, shape.n, shape.batch, static_cast<int>(sizeof(W)));
+        fused_ = make_fused(fast_schedule_, shape.n, shape.batch, static_cast<int>(sizeof(W)), st);
       passes = fast_schedule_.size();
       for (std::size_t k = 0; k < passes; ++k)
         launch_fast<Tr>(FastArgs{}, st, fast_schedule_[k].block_log, k == 0, k + 1 == passes, 0, nullptr, true);
@@ -320,7 +320,7 @@ int pass_count(const Shape& shape, DType dtype, const Options& o) {
     if (shape.n < 16) return 1;
     auto passes = make_wide_schedule(shape.n, shape.batch);
     const int work = dtype == DType::f16 || dtype == DType::bf16 ? (o.compute == Compute::f32 ? 4 : 2) : 4;
-    const bool fused = make_fused(passes, shape.n, shape.batch, work).fused;
+    const bool fused = make_fused(passes, shape.n, shape.batch, work, o.stabilization).fused;
     return static_cast<int>(passes.size()) - (fused ? 1 : 0) + (packed(shape) ? 0 : 2);
   }
   if (route == Route::fast && o.stabilization != Stabilization::none) return 1;
@@ -328,7 +328,7 @@ int pass_count(const Shape& shape, DType dtype, const Options& o) {
     // A fused pair of passes is one launch and, through L2, about one pass of device memory.
     auto passes = make_fast_schedule(shape.n, shape.batch, static_cast<int>(size_of(dtype)));
     const int work = dtype == DType::f16 || dtype == DType::bf16 ? (o.compute == Compute::f32 ? 4 : 2) : 4;
-    const bool fused = make_fused(passes, shape.n, shape.batch, work).fused;
+    const bool fused = make_fused(passes, shape.n, shape.batch, work, o.stabilization).fused;
     return static_cast<int>(passes.size()) - (fused ? 1 : 0);
   }
   return static_cast<int>(make_schedule(shape.n, shape.batch, compute_bytes(dtype), o.stabilization != Stabilization::none,

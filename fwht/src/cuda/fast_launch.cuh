@@ -81,11 +81,9 @@ void launch_fused(const FusedArgs& args, Stabilization st, int block_log, bool l
       if (block_log == 13) kernel = last ? fused_pass<Tr, 5, true, Stabilization::none> : fused_pass<Tr, 5, false, Stabilization::none>;
     }
     if constexpr (!Tr::kInteger) {
-      constexpr Stabilization kW = Stabilization::wide_onchip, kC = Stabilization::wide_carry;
+      constexpr Stabilization kW = Stabilization::wide_onchip;  // wide_carry is never fused (make_fused)
       if (st == kW && block_log == 12) kernel = last ? fused_pass<Tr, 4, true, kW> : fused_pass<Tr, 4, false, kW>;
       if (st == kW && block_log == 13) kernel = last ? fused_pass<Tr, 5, true, kW> : fused_pass<Tr, 5, false, kW>;
-      if (st == kC && block_log == 12) kernel = last ? fused_pass<Tr, 4, true, kC> : fused_pass<Tr, 4, false, kC>;
-      if (st == kC && block_log == 13) kernel = last ? fused_pass<Tr, 5, true, kC> : fused_pass<Tr, 5, false, kC>;
     }
   }
   if (kernel == nullptr) throw pagh::Error(kWhere, "no fused pass kernel for block_log " + std::to_string(block_log));

@@ -82,11 +82,11 @@ inline constexpr bool kWords64 = sizeof(typename Registers<Tr, St>::type) == 8;
 template <class Tr, Stabilization St>
 inline constexpr int kPlanes = kErrorTerms<St> || kWords64<Tr, St> ? 2 : 1;
 // The wide modes of float at Eps 5: doubles take 64 KiB of shared memory per block (no alignment
-// plane), so three blocks fit an SM if the registers do: at 80, ptxas reports at most 16 bytes of
-// spills, except for the fused wide_carry pass (256 bytes), which keeps two.
-template <class Tr, Stabilization St, int Eps, bool Three, bool Fused>
+// plane), so three blocks fit an SM if the registers do: at 80, ptxas reports at most 28 bytes of
+// spills (a fused wide_carry pass would spill 256 bytes: it is not used, see make_fused).
+template <class Tr, Stabilization St, int Eps, bool Three>
 constexpr int fast_min_blocks() {
-  if constexpr (kWords64<Tr, St> && Eps == 5) return Fused && St == Stabilization::wide_carry ? 2 : 3;
+  if constexpr (kWords64<Tr, St> && Eps == 5) return 3;
   else return FastBounds<Eps, Three, kPlanes<Tr, St>>::kMinBlocks;
 }
 template <class Tr, bool First>
@@ -377,7 +377,7 @@ __device__ __forceinline__ void run_tile(const FastArgs& a, const std::int64_t t
       const int stride = 1 << step_log;
       Src x[E];
       [[maybe_unused]] signed char residual[E];
-      if constexpr (kCarry && !First) {  // L2 loads: in a fused launch other blocks wrote them
+      if constexpr (kCarry && !First) {  // read once: through L2 only
 #pragma unroll
         for (int m = 0; m < E; ++m) residual[m] = __ldcg(a.carry + base + static_cast<std::int64_t>(m) * stride);
       }
@@ -497,7 +497,7 @@ __device__ __forceinline__ void run_tile(const FastArgs& a, const std::int64_t t
 }
 
 template <class Tr, int Eps, bool First, bool Last, Stabilization St>
-__global__ void __launch_bounds__(kFastThreads, fast_min_blocks<Tr, St, Eps, kThreeWide<Tr, First>, false>())
+__global__ void __launch_bounds__(kFastThreads, fast_min_blocks<Tr, St, Eps, kThreeWide<Tr, First>>())
     fast_pass(const FastArgs a) {
   constexpr int B = Eps + 8;
   std::int64_t tile_base;
@@ -522,7 +522,7 @@ __global__ void __launch_bounds__(kFastThreads, fast_min_blocks<Tr, St, Eps, kTh
 // are stored. A ticket is only taken by a running block and A tiles never wait, so the wait always
 // ends, whatever the grid size.
 template <class Tr, int Eps, bool Last, Stabilization St>
-__global__ void __launch_bounds__(kFastThreads, fast_min_blocks<Tr, St, Eps, false, true>())
+__global__ void __launch_bounds__(kFastThreads, fast_min_blocks<Tr, St, Eps, false>())
     fused_pass(const FusedArgs f) {
   using C = typename Tr::C;
   C* sm = tile_shared<Eps, C, kWords64<Tr, St>>();

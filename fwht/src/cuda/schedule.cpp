@@ -190,9 +190,10 @@ std::vector<FastPass> make_wide_schedule(std::int64_t n, std::int64_t batch) {
 
 // Tuning knobs: PAGH_FWHT_CUDA_FUSE=0 turns fusion off, PAGH_FWHT_CUDA_FUSE_MB = strip size in MiB
 // (1..32, default 4; the L2 is 50 MB on an H100, 60 MB on an H200).
-FusedGeometry make_fused(std::vector<FastPass>& passes, std::int64_t n, std::int64_t batch, int work_bytes) {
+FusedGeometry make_fused(std::vector<FastPass>& passes, std::int64_t n, std::int64_t batch, int work_bytes,
+                         Stabilization st) {
   FusedGeometry f;
-  if (passes.size() != 3) return f;
+  if (passes.size() != 3 || st == Stabilization::wide_carry) return f;
   if (const char* env = std::getenv("PAGH_FWHT_CUDA_FUSE"); env && env[0] == '0') return f;
   FastPass& a = passes[1];
   FastPass& b = passes[2];

@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "fwht/options.hpp"
+
 namespace fwht::cuda {
 
 struct TileConfig {
@@ -82,7 +84,8 @@ std::vector<FastPass> make_wide_schedule(std::int64_t n, std::int64_t batch);
 // processed by the first of the two passes and then by the second while they are still in L2, so
 // the two passes cost about one pass of device-memory traffic (when L2 keeps them: measured). Both use one block_log; the
 // schedule's w of the two passes is adjusted to it. fused == false when the schedule has no three
-// passes or PAGH_FWHT_CUDA_FUSE=0.
+// passes, for wide_carry (its fused kernel needs 118 registers, 2 blocks per SM, and measured 4-9%
+// slower than three launches at 2^23..2^28 on an H200; bench/NOTES.md) or PAGH_FWHT_CUDA_FUSE=0.
 struct FusedGeometry {
   bool fused = false;
   int block_log = 12;
@@ -92,6 +95,7 @@ struct FusedGeometry {
 // Strips between a strip's A tiles and its B tiles: enough A tiles (1.5x the resident blocks) for
 // the B tiles rarely to wait. PAGH_FWHT_CUDA_FUSE_LAG overrides (1..64).
 std::int64_t fused_lag(const FusedGeometry& f, std::int64_t resident_blocks);
-FusedGeometry make_fused(std::vector<FastPass>& passes, std::int64_t n, std::int64_t batch, int work_bytes);
+FusedGeometry make_fused(std::vector<FastPass>& passes, std::int64_t n, std::int64_t batch, int work_bytes,
+                         Stabilization st);
 
 }  // namespace fwht::cuda
