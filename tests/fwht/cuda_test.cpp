@@ -316,6 +316,11 @@ TEST_F(CudaTest, FastPathUnaligned) {
     ASSERT_NO_FATAL_FAILURE(unaligned_case<f16>(s, {.normalization = Normalization::orthonormal}, stream_, rng));
     ASSERT_NO_FATAL_FAILURE(unaligned_case<bf16>(s, {.compute = Compute::storage}, stream_, rng));
   }
+  // Cluster passes (cluster_pass.cuh: one at 2^15 x 64, two at 2^26) with scalar loads and stores.
+  for (const Shape& s : {Shape{.n = std::int64_t{1} << 15, .batch = 64}, Shape{.n = std::int64_t{1} << 26}}) {
+    ASSERT_NO_FATAL_FAILURE(unaligned_case<float>(s, {}, stream_, rng));
+    ASSERT_NO_FATAL_FAILURE(unaligned_case<f16>(s, {.normalization = Normalization::orthonormal}, stream_, rng));
+  }
 }
 
 // Every schedule the benchmark knobs of the register-tile path select computes the same bits
@@ -345,6 +350,45 @@ TEST_F(CudaTest, FastPathScheduleKnobs) {
       ASSERT_NO_FATAL_FAILURE(check_case<bf16>(s, {.normalization = Normalization::inverse}, L % 2 == 1, stream_, rng));
     }
     for (const Knob& k : knobs) unsetenv(k.name);
+  }
+}
+
+// Cluster passes (cluster_pass.cuh) under every schedule knob, and the schedules without clusters
+// (PAGH_FWHT_CUDA_CLUSTER=0: three passes from 2^25, the last two fused): the same bits. Sizes:
+// single cluster passes 2^15..2^17 (the default from 2^21 elements in all: batched at 2^15),
+// two passes with clusters of 2 on the first pass (the default at 2^26) or of 8 (CLUSTER_FIRST=3),
+// on the second (CLUSTER_FIRST=0, up to 8 at 2^28), on both (CLUSTER_FIRST=1 at 2^28), and 16- or
+// 64-byte rows (CLUSTER_W).
+TEST_F(CudaTest, ClusterSchedules) {
+  FWHT_TRACE_SEED();
+  auto rng = test_rng();
+  struct Setting {
+    const char* name;
+    const char* value;
+    std::vector<int> sizes;
+  };
+  const std::vector<Setting> settings = {
+      {"PAGH_FWHT_CUDA_CLUSTER", "0", {15, 16, 17, 25, 26}},
+      {"PAGH_FWHT_CUDA_CLUSTER", "1", {15, 16, 26, 27}},
+      {"PAGH_FWHT_CUDA_CLUSTER", "2", {16, 17, 27}},
+      {"PAGH_FWHT_CUDA_CLUSTER_W", "2", {26, 27}},
+      {"PAGH_FWHT_CUDA_CLUSTER_W", "4", {25, 26}},
+      {"PAGH_FWHT_CUDA_CLUSTER_FIRST", "0", {26, 27, 28}},
+      {"PAGH_FWHT_CUDA_CLUSTER_FIRST", "1", {28}},
+      {"PAGH_FWHT_CUDA_CLUSTER_FIRST", "3", {28}},
+  };
+  for (const Setting& k : settings) {
+    setenv(k.name, k.value, 1);
+    for (int L : k.sizes) {
+      const Shape s{.n = std::int64_t{1} << L, .batch = L <= 17 ? std::int64_t{1} << (21 - L) : 1};
+      ASSERT_NO_FATAL_FAILURE(check_case<float>(s, {.normalization = Normalization::orthonormal}, L % 2 == 0, stream_, rng));
+      if (L <= 26) {
+        ASSERT_NO_FATAL_FAILURE(check_case<bf16>(s, {.normalization = Normalization::inverse}, L % 2 == 1, stream_, rng));
+        ASSERT_NO_FATAL_FAILURE(check_case<f16>(s, {.compute = Compute::storage}, L % 2 == 0, stream_, rng));
+        ASSERT_NO_FATAL_FAILURE(check_case<std::int32_t>(s, {}, L % 2 == 1, stream_, rng));
+      }
+    }
+    unsetenv(k.name);
   }
 }
 

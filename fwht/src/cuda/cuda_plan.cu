@@ -58,6 +58,22 @@ Route route_of(const Shape& shape, int compute_bytes, const Options& o) {
   return shape.n <= (std::int64_t{1} << 13) ? Route::fast : Route::tile;
 }
 
+// Largest cluster_log of the cluster passes (cluster_pass.cuh) on the current device: 3 (clusters
+// of 8, the portable limit) where thread-block clusters exist (sm_90 and later), else 0.
+int device_cluster_log() {
+  int device = 0, supported = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&supported, cudaDevAttrClusterLaunch, device) != cudaSuccess) {
+    cudaGetLastError();  // clear the non-sticky error: no clusters
+    return 0;
+  }
+  return supported ? 3 : 0;
+}
+
+// bf16 computed in storage precision (integer rounding after every operation) is instruction-bound
+// and measured 8% slower with a cluster pass (2^15 x 16384: 2.49 vs 2.30 ms; f16: 1.52 vs 2.00).
+int cluster_log_for(bool bf16_storage) { return bf16_storage ? 0 : device_cluster_log(); }
+
 template <class Tr>
 class CudaPlan final : public PlanImpl {
   using S = typename Tr::S;
@@ -80,14 +96,19 @@ class CudaPlan final : public PlanImpl {
         packed_bytes_ = round_up(static_cast<std::size_t>(shape.n * shape.batch) * sizeof(S), 256);
     }
     if ((route_ == Route::fast || route_ == Route::wide) && !small_) {
-      if (st == Stabilization::none) fast_schedule_ = make_fast_schedule(shape.n, shape.batch, static_cast<int>(sizeof(S)));
+      if (st == Stabilization::none)
+        fast_schedule_ = make_fast_schedule(shape.n, shape.batch, static_cast<int>(sizeof(S)),
+                                            cluster_log_for(std::is_same_v<Tr, SixteenStorageTraits<BFloatFormat>>));
       else if (is_wide(st)) fast_schedule_ = make_wide_schedule(shape.n, shape.batch);
       else fast_schedule_ = make_stabilized_single(shape.n, shape.batch);
       if (st == Stabilization::none || is_wide(st))
         fused_ = make_fused(fast_schedule_, shape.n, shape.batch, static_cast<int>(sizeof(W)), st);
       passes = fast_schedule_.size();
-      for (std::size_t k = 0; k < passes; ++k)
-        launch_fast<Tr>(FastArgs{}, st, fast_schedule_[k].block_log, k == 0, k + 1 == passes, 0, nullptr, true);
+      for (std::size_t k = 0; k < passes; ++k) {
+        const FastPass& p = fast_schedule_[k];
+        if (p.cluster_log > 0) launch_cluster<Tr>(FastArgs{}, p.cluster_log, k == 0, k + 1 == passes, 0, nullptr, true);
+        else launch_fast<Tr>(FastArgs{}, st, p.block_log, k == 0, k + 1 == passes, 0, nullptr, true);
+      }
       if (fused_.fused) {
         int per_sm = 0, device = 0, sms = 0;
         launch_fused<Tr>(FusedArgs{}, st, fused_.block_log, true, 0, nullptr, true, &per_sm);
@@ -223,8 +244,12 @@ class CudaPlan final : public PlanImpl {
         launch_fused<Tr>(f, options_.stabilization, fused_.block_log, true, fused_blocks_, stream, false, nullptr);
         return;
       }
-      launch_fast<Tr>(fast_args(in, out, work, k, carry), options_.stabilization, fast_schedule_[k].block_log, first, last,
-                      fast_schedule_[k].blocks, stream, false);
+      const FastPass& p = fast_schedule_[k];
+      if (p.cluster_log > 0)
+        launch_cluster<Tr>(fast_args(in, out, work, k, carry), p.cluster_log, first, last, p.blocks, stream, false);
+      else
+        launch_fast<Tr>(fast_args(in, out, work, k, carry), options_.stabilization, p.block_log, first, last, p.blocks,
+                        stream, false);
     }
   }
 
@@ -239,12 +264,12 @@ class CudaPlan final : public PlanImpl {
       a.total = shape_.n * shape_.batch;
       a.n = shape_.n;
       a.log2n = std::countr_zero(static_cast<std::uint64_t>(shape_.n));
-      a.s = p.s, a.g = p.g, a.w = p.w;
+      a.s = p.s, a.g = p.g - p.cluster_log, a.w = p.w;  // g: the stages on chip of each block
       a.scale = detail::normalization_factor(options_.normalization, shape_.n);
       a.scaled = !Tr::kInteger && options_.normalization != Normalization::none;
       a.inverse = Tr::kInteger && options_.normalization == Normalization::inverse;
       a.vec_src = first && aligned16(a.src);
-      a.vec_dst = first && aligned16(a.dst);
+      a.vec_dst = (first || p.cluster_log > 0) && aligned16(a.dst);
       a.staged = staged_ && sizeof(S) == 4;  // 2-byte storage: direct loads measured faster
       a.carry = carry;
       return a;
@@ -326,7 +351,8 @@ int pass_count(const Shape& shape, DType dtype, const Options& o) {
   if (route == Route::fast && o.stabilization != Stabilization::none) return 1;
   if (route == Route::fast) {
     // A fused pair of passes is one launch and, through L2, about one pass of device memory.
-    auto passes = make_fast_schedule(shape.n, shape.batch, static_cast<int>(size_of(dtype)));
+    auto passes = make_fast_schedule(shape.n, shape.batch, static_cast<int>(size_of(dtype)),
+                                     cluster_log_for(dtype == DType::bf16 && o.compute == Compute::storage));
     const int work = dtype == DType::f16 || dtype == DType::bf16 ? (o.compute == Compute::f32 ? 4 : 2) : 4;
     const bool fused = make_fused(passes, shape.n, shape.batch, work, o.stabilization).fused;
     return static_cast<int>(passes.size()) - (fused ? 1 : 0);

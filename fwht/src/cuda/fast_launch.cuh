@@ -1,4 +1,4 @@
-// Launchers of the register-tile kernels (fast_pass.cuh): the one table from (stabilization,
+// Launchers of the register-tile kernels (fast_pass.cuh; cluster_pass.cuh has its own): the one table from (stabilization,
 // block_log, first, last) to a kernel instantiation, with an explicit error for anything outside
 // it, and the explicit instantiation macro used by passes_*.cu.
 #pragma once
@@ -6,6 +6,7 @@
 #include <string>
 #include <type_traits>
 
+#include "cuda/cluster_pass.cuh"
 #include "cuda/fast_pass.cuh"
 
 namespace fwht::cuda {
@@ -106,4 +107,5 @@ void launch_fused(const FusedArgs& args, Stabilization st, int block_log, bool l
   template void launch_fast<__VA_ARGS__>(const FastArgs&, Stabilization, int, bool, bool, std::int64_t, cudaStream_t, \
                                          bool);                                                                       \
   template void launch_fused<__VA_ARGS__>(const FusedArgs&, Stabilization, int, bool, std::int64_t, cudaStream_t, bool, \
-                                          int*);
+                                          int*);                                                                    \
+  template void launch_cluster<__VA_ARGS__>(const FastArgs&, int, bool, bool, std::int64_t, cudaStream_t, bool);

@@ -261,7 +261,8 @@ __device__ __forceinline__ C* tile_shared() {
 // loads marked evict-first in L2 and stores evict-last, so that they stay for the second; 2 (the
 // second) loads bypass L1 (written by other blocks of the same launch) and are marked evict-first,
 // as are the stores. 3: loads bypass L1, no L2 hints.
-template <class Tr, int Eps, bool First, bool Last, int Hint = 0, Stabilization St = Stabilization::none>
+template <class Tr, int Eps, bool First, bool Last, int Hint = 0, Stabilization St = Stabilization::none,
+          bool Export = false>
 __device__ __forceinline__ void run_tile(const FastArgs& a, const std::int64_t tile_base, typename Tr::C* sm) {
   using C = typename Tr::C;
   using W = typename Tr::W;
@@ -421,6 +422,16 @@ __device__ __forceinline__ void run_tile(const FastArgs& a, const std::int64_t t
     __syncthreads();
     exchange_state<Eps, false, St>(sm, v, ev, t, next);
     lo = next;
+  }
+  if constexpr (Export) {
+    // Cluster passes (cluster_pass.cuh) finish the tile across blocks: tile element e goes to
+    // sm[e]. A full tile (sb + g == B) ends on the round lo == B - Eps, where thread t holds
+    // e = t + 256 m: consecutive lanes, consecutive words, no bank conflicts.
+    static_assert(St == Stabilization::none && !Last, "cluster passes: plain, the cross stages come last");
+    __syncthreads();  // every thread has read the last exchange
+#pragma unroll
+    for (int m = 0; m < E; ++m) sm[t + (m << 8)] = v[m];
+    return;
   }
 
   // The fold of wide_onchip (x = one rounding to C), then the normalization of the last pass.

@@ -24,7 +24,9 @@ struct FastArgs {
   int s = 0, g = 0, w = 0;  // first stage, stages of this pass, log2 columns of a strided tile
   double scale = 1.0;       // normalization factor, rounded to the compute type on the device
   bool scaled = false, inverse = false;
-  bool vec_src = false, vec_dst = false;  // 16-byte accesses allowed (first pass, aligned buffers)
+  // 16-byte accesses allowed (aligned buffers): vec_src on first passes, vec_dst on first passes
+  // and cluster passes (cluster_pass.cuh).
+  bool vec_src = false, vec_dst = false;
   bool staged = true;  // first pass with vec_src: coalesced cp.async through shared memory
   // Stabilization::wide_carry: one residual byte per element of the packed buffer, written by every
   // pass but the last and read by every pass but the first (in place, like the work buffer).
@@ -73,6 +75,14 @@ void launch_fast(const FastArgs& args, Stabilization st, int block_log, bool fir
 template <class Tr>
 void launch_fused(const FusedArgs& args, Stabilization st, int block_log, bool last, std::int64_t blocks,
                   cudaStream_t stream, bool configure_only, int* blocks_per_sm);
+
+// One cluster pass (cluster_pass.cuh): blocks of 2^14 elements in clusters of 2^cluster_log (1..3)
+// that finish the tile's last cluster_log stages through distributed shared memory; plain modes of
+// 4-byte compute types, at most two passes (first and/or last). configure_only raises the dynamic
+// shared-memory limit. Throws pagh::Error outside that.
+template <class Tr>
+void launch_cluster(const FastArgs& args, int cluster_log, bool first, bool last, std::int64_t blocks,
+                    cudaStream_t stream, bool configure_only);
 
 // Stabilization::wide_onchip outside the fast path's layouts: copy between any plan_many layout and
 // a packed buffer (one element per thread, grid-stride), and whole transforms of n <= 8 with one

@@ -96,10 +96,55 @@ int env_int(const char* name, int fallback, int lo, int hi) {
 // Tuning knobs for benchmarks (results do not depend on them: stages still run in increasing
 // order): PAGH_FWHT_CUDA_FAST_FIRST = most stages of the first pass of a multi-pass plan (8..14),
 // PAGH_FWHT_CUDA_FAST_SINGLE = block_log of single-pass plans of n <= 2^12 (12..14).
-std::vector<FastPass> make_fast_schedule(std::int64_t n, std::int64_t batch, int storage_bytes) {
+namespace {
+
+// The cluster schedules of make_fast_schedule (schedule.hpp); empty where the plain ones apply.
+std::vector<FastPass> cluster_schedule(int L, std::int64_t total, int max_cluster_log) {
+  const int cmax = env_int("PAGH_FWHT_CUDA_CLUSTER", max_cluster_log, 0, max_cluster_log);
+  constexpr int kBlock = 14;
+  // Measured on an H200 (bench/NOTES.md "Cluster passes"): one cluster pass beats two plain passes
+  // from 2^21 elements in all (2^15 x 64: 0.0153 vs 0.0170 ms) and loses below (2^15 x 16: 0.0125
+  // vs 0.0108: too few blocks); clusters of 2 on the first pass win at 2^26 (0.366 vs 0.396 ms),
+  // clusters of 4 lose at 2^27 (0.793 vs 0.782), 8 at 2^28 (1.75 vs 1.55).
+  constexpr int kSingleMinLog = 21;  // one cluster pass for >= 2^21 elements in all
+  constexpr int kFirstMax = 1;       // default: clusters of up to 2 on the first pass
+  if (cmax == 0 || L <= kBlock) return {};
+  FastPass first;
+  first.block_log = kBlock;
+  first.blocks = total >> kBlock;
+  if (L <= kBlock + cmax) {
+    if (total < (std::int64_t{1} << kSingleMinLog)) return {};
+    first.g = L;
+    first.cluster_log = L - kBlock;
+    return {first};
+  }
+  if (L <= kBlock + 10) return {};  // two passes without clusters
+  const int w = env_int("PAGH_FWHT_CUDA_CLUSTER_W", 3, 2, 4);
+  const int local = kBlock - w;  // stages of a strided block
+  const int forced = env_int("PAGH_FWHT_CUDA_CLUSTER_FIRST", -1, 0, 3);
+  int c1 = L - kBlock - local, c2 = 0;  // default: the clusters on the first pass
+  if (forced >= 0) c1 = forced, c2 = L - kBlock - forced - local;
+  else if (c1 > kFirstMax) return {};
+  if (c1 < 0 || c1 > cmax || c2 < 0 || c2 > cmax) return {};  // these shapes do not fit: the plain schedule
+  first.g = kBlock + c1;
+  first.cluster_log = c1;
+  FastPass second;
+  second.s = first.g;
+  second.g = L - first.g;
+  second.w = w;
+  second.block_log = kBlock;
+  second.cluster_log = c2;
+  second.blocks = total >> kBlock;
+  return {first, second};
+}
+
+}  // namespace
+
+std::vector<FastPass> make_fast_schedule(std::int64_t n, std::int64_t batch, int storage_bytes, int max_cluster_log) {
   const int L = std::countr_zero(static_cast<std::uint64_t>(n));
   if (L < 4) throw pagh::Error("fwht::Plan (cuda)", "the fast pass needs n >= 16");
   const std::int64_t total = n * batch;
+  if (auto clustered = cluster_schedule(L, total, max_cluster_log); !clustered.empty()) return clustered;
   std::vector<FastPass> out;
   if (L <= 14) {
     FastPass p;

@@ -62,11 +62,28 @@ Schedule make_schedule(std::int64_t n, std::int64_t batch, int compute_bytes, bo
 // block_log is 12..14; g <= 14 on the first pass, 4 <= g <= 10 on later ones: one pass up to
 // 2^14, two up to 2^24, three up to 2^34. Single-pass plans of n <= 2^12 use 2^13-element blocks,
 // except 2^12 for n <= 2^8 with 4-byte storage (bench/NOTES.md).
+//
+// With max_cluster_log > 0 (plain modes on a device with thread-block clusters) passes may also be
+// cluster passes (cluster_pass.cuh: cluster_log > 0, blocks of 2^14 elements, g counting the
+// cluster_log stages applied across the cluster). Two passes of these shapes reach 2^31; the
+// defaults take them only where they measured faster (H200, bench/NOTES.md "Cluster passes"):
+// - 2^15..2^(14 + max_cluster_log) with >= 2^21 elements in all: one cluster pass, 2^(L - 14)
+//   blocks per tile (smaller batches: the two plain passes);
+// - 2^18..2^24: the two plain passes (14 stages + a strided pass of up to 10);
+// - 2^25, 2^26: 14 + c1 stages in clusters of 2^c1 (c1 = L - 25), then a strided pass of 2^11
+//   rows x 2^w columns (w = 3: 32-byte rows) per block;
+// - from 2^27: the plain three stage groups (the last two fused): clusters of 4 and 8 on the first
+//   pass, or clusters on the strided pass, measured slower.
+// Knobs (results do not depend on them): PAGH_FWHT_CUDA_CLUSTER = largest cluster_log (0: none),
+// PAGH_FWHT_CUDA_CLUSTER_FIRST = c1 (0..3; the second pass then takes clusters of
+// 2^(L - 14 - c1 - (14 - w)), at most 2^max_cluster_log), PAGH_FWHT_CUDA_CLUSTER_W = w (2..4).
+// Shapes that do not fit two passes fall back to the plain schedule.
 struct FastPass {
   int s = 0, g = 0, w = 0, block_log = 12;
+  int cluster_log = 0;
   std::int64_t blocks = 0;
 };
-std::vector<FastPass> make_fast_schedule(std::int64_t n, std::int64_t batch, int storage_bytes);
+std::vector<FastPass> make_fast_schedule(std::int64_t n, std::int64_t batch, int storage_bytes, int max_cluster_log = 0);
 
 // Register-tile passes of the modes with two planes of state (schedule of fast_pass.cuh with
 // Stabilization St != none):
