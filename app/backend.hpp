@@ -9,8 +9,10 @@
 #include <Eigen/SparseCore>
 
 #include <memory>
+#include <cstddef>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "sketch/compressed_product.hpp"
 #include "sketch/params.hpp"
@@ -32,6 +34,16 @@ class SketchBackend {
   virtual pagh::CompressedProduct compress(const MatrixData& a, const MatrixData& b, const pagh::SketchParams& params) = 0;
   // The exact product A*B as a dense m x p matrix, and how long it took (ms).
   virtual Eigen::MatrixXd exact_product(const MatrixData& a, const MatrixData& b, double& ms) = 0;
+
+  // Queries of `product`, the object this backend's compress() returned last, with the semantics of
+  // CompressedProduct::top_k / above / decompress (same answers). The defaults ask the host object;
+  // the CUDA backend answers on the device from the product it still holds there, so that only
+  // the answer crosses the bus.
+  virtual std::vector<pagh::Entry> top_k(const pagh::CompressedProduct& product, std::size_t k) { return product.top_k(k); }
+  virtual std::vector<pagh::Entry> above(const pagh::CompressedProduct& product, double threshold) {
+    return product.above(threshold);
+  }
+  virtual Eigen::MatrixXd decompress(const pagh::CompressedProduct& product) { return product.decompress(); }
 };
 
 struct BackendSelection {

@@ -1,8 +1,11 @@
 // The CUDA backend: sketch-cuda for the compressed product (copied back as the same host object the
-// CPU backend returns), cuBLAS DGEMM for the exact product.
+// CPU backend returns, and kept on the device for the entry queries: top-k, threshold and dense
+// decompression run there and copy back only the answer), cuBLAS DGEMM for the exact product.
 #include <cuda_runtime_api.h>
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "backend.hpp"
 #include "cli_error.hpp"
@@ -40,8 +43,20 @@ class CudaBackend final : public SketchBackend {
     p.threads = threads_;  // host-side staging threads
     const pagh::cuda::DeviceOptions options{.device = device_};
     // As on the CPU: dense x dense stays dense; anything with a sparse side goes sparse.
-    if (a.index() == 0 && b.index() == 0) return pagh::cuda::compress(std::get<0>(a), std::get<0>(b), p, options).to_host();
-    return pagh::cuda::compress(as_sparse(a), as_sparse(b), p, options).to_host();
+    last_.reset();  // free the previous product's device memory first
+    if (a.index() == 0 && b.index() == 0) last_.emplace(pagh::cuda::compress(std::get<0>(a), std::get<0>(b), p, options));
+    else last_.emplace(pagh::cuda::compress(as_sparse(a), as_sparse(b), p, options));
+    return last_->to_host();
+  }
+
+  std::vector<pagh::Entry> top_k(const pagh::CompressedProduct& product, std::size_t k) override {
+    return last_ ? last_->top_k(k) : product.top_k(k);
+  }
+  std::vector<pagh::Entry> above(const pagh::CompressedProduct& product, double threshold) override {
+    return last_ ? last_->above(threshold) : product.above(threshold);
+  }
+  Eigen::MatrixXd decompress(const pagh::CompressedProduct& product) override {
+    return last_ ? last_->decompress() : product.decompress();
   }
 
   Eigen::MatrixXd exact_product(const MatrixData& a, const MatrixData& b, double& ms) override {
@@ -62,6 +77,7 @@ class CudaBackend final : public SketchBackend {
   }
 
   int device_, threads_;
+  std::optional<pagh::cuda::DeviceProduct> last_;  // the product compress() returned last
 };
 
 }  // namespace

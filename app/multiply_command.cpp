@@ -47,9 +47,11 @@ InputSummary summarize(const InputMatrix& m) {
   return {m.path, m.rows(), m.cols(), m.stored_entries(), m.representation()};
 }
 
-std::vector<pagh::Entry> select_entries(const pagh::CompressedProduct& c, const MultiplyOptions& o) {
-  if (!o.threshold) return c.top_k(o.top);
-  return entries_above(c, *o.threshold, o.top_given ? std::optional<std::size_t>(o.top) : std::nullopt, "--threshold");
+// The queries go through the backend, which may answer on the device (SketchBackend::top_k).
+std::vector<pagh::Entry> select_entries(SketchBackend& backend, const pagh::CompressedProduct& c, const MultiplyOptions& o) {
+  if (!o.threshold) return backend.top_k(c, o.top);
+  return entries_above([&](double t) { return backend.above(c, t); }, *o.threshold,
+                       o.top_given ? std::optional<std::size_t>(o.top) : std::nullopt, "--threshold");
 }
 
 std::vector<std::string> output_comments(const MultiplyOptions& o, const pagh::CompressedProduct& c, const std::string& what) {
@@ -61,7 +63,8 @@ std::vector<std::string> output_comments(const MultiplyOptions& o, const pagh::C
 }
 
 // Writes -o and --save-sketch to their staging paths (writers that are atomic themselves).
-void write_outputs(const MultiplyOptions& o, const pagh::CompressedProduct& c, const std::vector<pagh::Entry>& selected,
+void write_outputs(const MultiplyOptions& o, SketchBackend& backend, const pagh::CompressedProduct& c,
+                   const std::vector<pagh::Entry>& selected,
                    const std::filesystem::path& matrix_staging, const std::filesystem::path& sketch_staging,
                    MultiplyReport& report) {
   namespace mio = pagh::matrix_io;
@@ -70,7 +73,7 @@ void write_outputs(const MultiplyOptions& o, const pagh::CompressedProduct& c, c
     try {
       if (o.full) {
         w.comments = output_comments(o, c, "every entry of the estimate (dense array, column by column)");
-        mio::write_matrix_market(matrix_staging, c.decompress(), w);
+        mio::write_matrix_market(matrix_staging, backend.decompress(c), w);
         report.output_format = "array";
         report.output_entries = c.rows() * c.cols();
       } else {
@@ -167,7 +170,7 @@ int run_multiply(const std::vector<std::string>& args) {
 
   progress.stage(++stage, stages, "selecting entries");
   t = Clock::now();
-  const std::vector<pagh::Entry> selected = select_entries(product, o);
+  const std::vector<pagh::Entry> selected = select_entries(backend, product, o);
   report.select_ms = ms_since(t);
   report.entries = to_reported(selected);
   report.selection.k = o.top;
@@ -190,7 +193,7 @@ int run_multiply(const std::vector<std::string>& args) {
   if (!o.output_path.empty() || !o.sketch_path.empty()) {
     progress.stage(++stage, stages, "writing outputs");
     t = Clock::now();
-    write_outputs(o, product, selected, matrix_staging, sketch_staging, report);
+    write_outputs(o, backend, product, selected, matrix_staging, sketch_staging, report);
     outputs.commit();
     report.write_ms = ms_since(t);
   }

@@ -28,9 +28,14 @@ pagh::CompressedProduct load_sketch(const std::string& path) {
 
 std::vector<pagh::Entry> entries_above(const pagh::CompressedProduct& product, double threshold,
                                        std::optional<std::size_t> cap, const std::string& option) {
+  return entries_above([&](double t) { return product.above(t); }, threshold, cap, option);
+}
+
+std::vector<pagh::Entry> entries_above(const std::function<std::vector<pagh::Entry>(double)>& above, double threshold,
+                                       std::optional<std::size_t> cap, const std::string& option) {
   std::vector<pagh::Entry> found;
   try {
-    found = product.above(threshold);
+    found = above(threshold);
   } catch (const pagh::Error&) {
     usage_error(option, "too many entries have |estimate| >= " + std::to_string(threshold) +
                             " (more than 2^26); raise the threshold or ask for the top entries instead");

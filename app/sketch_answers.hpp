@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +18,9 @@ pagh::CompressedProduct load_sketch(const std::string& path);
 
 // Every entry with |estimate| >= threshold, largest first (ties: row, then column), at most `cap`.
 // More than 2^26 such entries is a usage error (64) naming `option`: the threshold is too low.
+// `above` answers CompressedProduct::above(threshold) (the host object, or a backend's device copy).
+std::vector<pagh::Entry> entries_above(const std::function<std::vector<pagh::Entry>(double)>& above, double threshold,
+                                       std::optional<std::size_t> cap, const std::string& option);
 std::vector<pagh::Entry> entries_above(const pagh::CompressedProduct& product, double threshold,
                                        std::optional<std::size_t> cap, const std::string& option);
 

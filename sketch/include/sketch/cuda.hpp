@@ -74,7 +74,9 @@ class DeviceProduct {
   CompressedProduct to_host() const;
 
   // Queries computed on the device with the CompressedProduct semantics (median of the d single
-  // estimates; ties by row, then column); only the answer is copied back.
+  // estimates; ties by row, then column); only the answer is copied back. The kernels hold up to
+  // 64 repetitions; with more, the same answers come from a host copy (queries_on_device() false).
+  bool queries_on_device() const;
   std::vector<Entry> top_k(std::size_t k) const;
   std::vector<Entry> above(double threshold, std::size_t max_entries = std::size_t{1} << 26) const;
   Eigen::MatrixXd decompress(std::size_t max_bytes = std::size_t{8} << 30) const;

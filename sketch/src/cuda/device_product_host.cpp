@@ -123,12 +123,19 @@ CompressedProduct DeviceProduct::to_host() const {
   return CompressedProduct(s.rows, s.cols, s.inner, s.params, std::move(tables), std::move(sketches), s.timings);
 }
 
+// The query kernels keep the d single estimates of an entry in registers, so they take at most
+// kMaxDeviceRepetitions; products with more repetitions answer from the host copy (the same
+// semantics: the device answers equal the host's, tests/sketch/cuda_product_test.cpp).
+bool DeviceProduct::queries_on_device() const { return repetitions() >= 1 && repetitions() <= kMaxDeviceRepetitions; }
+
 std::vector<Entry> DeviceProduct::top_k(std::size_t k) const {
+  if (!queries_on_device()) return to_host().top_k(k);
   DeviceScope scope(state_->device);
   return to_entries(device_top_k(view_of(*state_), k, nullptr));
 }
 
 std::vector<Entry> DeviceProduct::above(double threshold, std::size_t max_entries) const {
+  if (!queries_on_device()) return to_host().above(threshold, max_entries);
   DeviceScope scope(state_->device);
   return to_entries(device_above(view_of(*state_), threshold, max_entries, nullptr));
 }
@@ -140,6 +147,7 @@ Eigen::MatrixXd DeviceProduct::decompress(std::size_t max_bytes) const {
                                                              " estimate needs " + std::to_string(bytes / 1e9) +
                                                              " GB, more than the allowed " + std::to_string(max_bytes / 1e9) +
                                                              " GB");
+  if (!queries_on_device()) return to_host().decompress(max_bytes);
   DeviceScope scope(state_->device);
   Eigen::MatrixXd out(rows(), cols());
   device_decompress(view_of(*state_), out.data(), nullptr);
