@@ -117,7 +117,7 @@ int run_cuda_bench(const CudaBenchConfig& config) {
       const double cols = time_ms(plan.stream(), config.reps, [&] { plan.execute(A.p, n, B.p, n); });
       double general = -1;
       if (config.general && n <= 4096) {
-        pagh::cuda::Compressor slow(n, n, n, params, {.force_general = true});
+        pagh::cuda::Compressor slow(n, n, n, params, {.force_general = true, .b_by_rows_only = true});
         general = time_ms(slow.stream(), std::min(config.reps, 5), [&] { slow.execute_rows(A.p, n, Bt.p, n); });
       }
       plan.synchronize();

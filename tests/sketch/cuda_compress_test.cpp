@@ -320,7 +320,32 @@ TEST(SketchCuda, CompressorOnDeviceInputsEqualsHostCall) {
   EXPECT_EQ(first_difference(device_sketches(plan.product()), reference), -1);
   EXPECT_THROW(plan.execute(da, m - 1, db, ldb), pagh::Error);
   EXPECT_THROW(plan.execute_rows(da, lda, dbt, p - 1), pagh::Error);
+  // A plan for B by rows only: no transposition buffer (K x p floats less device memory), the same
+  // sketches from execute_rows, and execute() refused.
+  pagh::cuda::Compressor rows_only(m, K, p, params, {.b_by_rows_only = true});
+  rows_only.execute_rows(da, lda, dbt, p);
+  EXPECT_EQ(first_difference(device_sketches(rows_only.product()), reference), -1);
+  EXPECT_THROW(rows_only.execute(da, lda, db, ldb), pagh::Error);
   cudaFree(da), cudaFree(db), cudaFree(dbt);
+}
+
+// The device memory a plan takes, by cudaMemGetInfo around its construction (the plan lives until
+// the second reading).
+template <class Make>
+std::int64_t plan_bytes(Make make) {
+  std::size_t before = 0, after = 0, total = 0;
+  cudaMemGetInfo(&before, &total);
+  const auto plan = make();
+  cudaMemGetInfo(&after, &total);
+  return static_cast<std::int64_t>(before) - static_cast<std::int64_t>(after);
+}
+
+TEST(SketchCuda, CompressorForRowsOnlySkipsTheTranspositionBuffer) {
+  SKIP_WITHOUT_GPU();
+  const std::int64_t K = 4096, p = 8192;  // B^T buffer: 128 MiB
+  const auto columns = plan_bytes([&] { return pagh::cuda::Compressor(1, K, p, {}); });
+  const auto rows = plan_bytes([&] { return pagh::cuda::Compressor(1, K, p, {}, {.b_by_rows_only = true}); });
+  EXPECT_NEAR(static_cast<double>(columns - rows), static_cast<double>(K * p * 4), 8.0 * (1 << 20));
 }
 
 TEST(SketchCuda, PlantedEntriesAreFoundOnTheDevice) {

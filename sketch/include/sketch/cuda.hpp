@@ -47,6 +47,10 @@ struct DeviceOptions {
   // Take the general path (scatter, fwht plan, multiply-accumulate as separate kernels) even where
   // the fused kernel applies: tests and benchmarks compare the two.
   bool force_general = false;
+  // Compressor only: B will come by rows (execute_rows) and never in cuBLAS's column-major layout,
+  // so the plan does not allocate the K x p buffer that execute() transposes B into (execute()
+  // then throws).
+  bool b_by_rows_only = false;
 };
 
 // A compressed product that lives on the device: d sketches of length b (double) and the hash
@@ -111,7 +115,8 @@ class Compressor {
 
   void execute(const float* A, std::int64_t lda, const float* B, std::int64_t ldb);
   // The same with B given by rows: row k of B at Bt + k * ldbt (B row-major, i.e. B^T column-major,
-  // ldbt >= p). Saves the transposition of B that execute() performs on the device.
+  // ldbt >= p). Saves the transposition of B that execute() performs on the device (and, with
+  // DeviceOptions::b_by_rows_only, its K x p buffer).
   void execute_rows(const float* A, std::int64_t lda, const float* Bt, std::int64_t ldbt);
   void synchronize() const;
   // The stream execute() enqueues on (created by the plan), for timing with events.

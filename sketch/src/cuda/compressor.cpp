@@ -18,7 +18,8 @@ struct Compressor::Impl {
   SketchParams params;
   CompressTimings timings;
   std::unique_ptr<Engine> engine;
-  DeviceArray<float> rows_of_b;  // B^T for execute(): row k of B contiguous
+  DeviceArray<float> rows_of_b;  // B^T for execute(): row k of B contiguous (none if b_by_rows_only)
+  bool b_by_rows_only = false;
   DeviceArray<double> sketches, frobenius;
   bool executed = false;
 
@@ -38,7 +39,8 @@ Compressor::Compressor(std::int64_t m, std::int64_t K, std::int64_t p, const Ske
   const auto start = std::chrono::steady_clock::now();
   s.engine = std::make_unique<Engine>(m, K, p, params, true, options.force_general, s.stream);
   s.timings.hashing_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  s.rows_of_b = DeviceArray<float>(static_cast<std::size_t>(K * p), "rows of B");
+  s.b_by_rows_only = options.b_by_rows_only;
+  if (!s.b_by_rows_only) s.rows_of_b = DeviceArray<float>(static_cast<std::size_t>(K * p), "rows of B");
   s.sketches = DeviceArray<double>(static_cast<std::size_t>(params.repetitions * s.engine->buckets()), "sketches");
   s.frobenius = DeviceArray<double>(1, "Frobenius estimate");
   s.timings.transformed_k = K;
@@ -50,6 +52,8 @@ Compressor::~Compressor() = default;
 
 void Compressor::execute(const float* A, std::int64_t lda, const float* B, std::int64_t ldb) {
   Impl& s = *impl_;
+  if (s.b_by_rows_only)
+    throw Error(kWhere, "this plan was made with DeviceOptions::b_by_rows_only (no buffer to transpose B into): use execute_rows");
   if (ldb < std::max<std::int64_t>(s.K, 1)) throw Error(kWhere, "ldb = " + std::to_string(ldb) + " is less than K = " + std::to_string(s.K));
   DeviceScope scope(s.device);
   launch_transpose(B, ldb, s.K, s.p, s.rows_of_b.data(), s.p, s.stream);
