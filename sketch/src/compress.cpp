@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "fwht/fwht.hpp"
+#include "hybrid_rule.hpp"
 #include "pagh/error.hpp"
 
 namespace pagh {
@@ -115,15 +116,6 @@ SparseLines rows_of_sparse(const Eigen::SparseMatrix<Scalar>& M) {
 
 double elapsed_ms(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
-}
-
-// Two transforms of length b, plus the scatter and the multiply-accumulate, against the outer
-// product added bucket by bucket in the time domain (random access: weigh it 4x a vector op).
-bool take_direct_path(index nnz_a, index nnz_b, index b, HybridMode mode) {
-  if (mode == HybridMode::always_direct) return true;
-  if (mode == HybridMode::always_transform) return false;
-  const double transform_cost = static_cast<double>(b) * (std::bit_width(static_cast<std::uint64_t>(b)) + 4);
-  return 4.0 * static_cast<double>(nnz_a) * static_cast<double>(nnz_b) < transform_cost;
 }
 
 // The engine for one storage type T of the transformed vectors; Acc accumulates.

@@ -273,6 +273,45 @@ TEST(SketchCuda, StreamingEqualsInMemoryAndIsDeterministic) {
   }
 }
 
+// The hybrid modes on sparse inputs: the same k take the same path as on the CPU; integer inputs
+// give the CPU's sketches bit for bit in every mode, floating ones agree within rounding (the
+// time-domain sums are associated by bucket runs, not in the CPU's order), are deterministic, and
+// do not depend on the device-memory budget (direct batches are fixed by the inputs).
+TEST(SketchCuda, SparseHybridModesMatchTheCpu) {
+  SKIP_WITHOUT_GPU();
+  TRACE_SEED();
+  std::mt19937_64 rng(run_seed());
+  Dense ia = small_integers(700, 300, 0.02, rng), ib = small_integers(300, 800, 0.02, rng);
+  ia.col(0).setConstant(3.0), ib.row(0).setConstant(-2.0);  // one dense k: transformed in automatic mode
+  const Eigen::SparseMatrix<double> IA = ia.sparseView(), IB = ib.sparseView();
+  Dense fa = gaussian(700, 300, rng), fb = gaussian(300, 800, rng);
+  for (Dense* m : {&fa, &fb})
+    for (Eigen::Index j = 0; j < m->cols(); ++j)
+      for (Eigen::Index i = 0; i < m->rows(); ++i)
+        if (std::uniform_real_distribution<double>(0, 1)(rng) > 0.03) (*m)(i, j) = 0;
+  const Eigen::SparseMatrix<double> FA = fa.sparseView(), FB = fb.sparseView();
+  const double eps = std::numeric_limits<double>::epsilon();
+  for (const pagh::HybridMode mode : {pagh::HybridMode::automatic, pagh::HybridMode::always_direct, pagh::HybridMode::always_transform}) {
+    SCOPED_TRACE("hybrid mode " + std::to_string(static_cast<int>(mode)));
+    const pagh::SketchParams params{.repetitions = 2, .seed = rng(), .precision = fwht::DType::f64, .hybrid = mode};
+    const auto cpu = pagh::compress(IA, IB, params);
+    const auto gpu = pagh::cuda::compress(IA, IB, params);
+    EXPECT_EQ(first_difference(device_sketches(gpu), host_sketches(cpu)), -1);
+    EXPECT_EQ(gpu.timings().direct_k, cpu.timings().direct_k);
+    EXPECT_EQ(gpu.timings().transformed_k, cpu.timings().transformed_k);
+    if (mode == pagh::HybridMode::automatic) EXPECT_TRUE(gpu.timings().direct_k > 0 && gpu.timings().transformed_k > 0);
+
+    const auto y = host_sketches(pagh::compress(FA, FB, params));
+    const auto x = device_sketches(pagh::cuda::compress(FA, FB, params));
+    double scale = 0, worst = 0;
+    for (std::size_t i = 0; i < y.size(); ++i) scale = std::max(scale, std::fabs(y[i])), worst = std::max(worst, std::fabs(x[i] - y[i]));
+    EXPECT_LE(worst, 64 * std::log2(8.0 * 800 * 300) * eps * scale) << "max |gpu - cpu| " << worst << " vs max |c| " << scale;
+    EXPECT_EQ(first_difference(device_sketches(pagh::cuda::compress(FA, FB, params)), x), -1) << "not deterministic";
+    EXPECT_EQ(first_difference(device_sketches(pagh::cuda::compress(FA, FB, params, {.max_input_bytes = 4000})), x), -1)
+        << "the memory budget changed the result";
+  }
+}
+
 TEST(SketchCuda, SparseInputsBitIdenticalToCpu) {
   SKIP_WITHOUT_GPU();
   TRACE_SEED();
@@ -281,10 +320,13 @@ TEST(SketchCuda, SparseInputsBitIdenticalToCpu) {
   a.col(5).setZero(), b.row(9).setZero();  // empty k on both sides
   const Eigen::SparseMatrix<double> A = a.sparseView(), B = b.sparseView();
   const pagh::SketchParams params{.repetitions = 3, .seed = rng()};
-  const auto cpu = pagh::compress(A, B, params);  // the CPU takes its time-domain path for thin k
+  const auto cpu = pagh::compress(A, B, params);  // both take the time-domain path for thin k
   const auto gpu = pagh::cuda::compress(A, B, params);
   EXPECT_EQ(first_difference(device_sketches(gpu), host_sketches(cpu)), -1);
   EXPECT_EQ(gpu.timings().empty_k, cpu.timings().empty_k);
+  EXPECT_EQ(gpu.timings().direct_k, cpu.timings().direct_k);
+  EXPECT_EQ(gpu.timings().transformed_k, cpu.timings().transformed_k);
+  EXPECT_GT(gpu.timings().direct_k, 0);
   // Streamed through chunks of a few hundred entries.
   const auto streamed = pagh::cuda::compress(A, B, params, {.max_input_bytes = 2000});
   EXPECT_EQ(first_difference(device_sketches(streamed), device_sketches(gpu)), -1);

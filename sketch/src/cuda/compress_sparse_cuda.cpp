@@ -1,8 +1,10 @@
 // pagh::cuda::compress for sparse host inputs: columns of A (CSC) and rows of B (CSR) stream to the
-// device in chunks of non-empty k, bounded by the device-memory budget, and go through the general
-// path (one warp scatters each line; the fwht plan transforms them). A k with an empty column or row
-// contributes nothing and is skipped, as on the CPU. The time-domain (hybrid) path of the CPU engine
-// is not used on the GPU: every k is transformed (the same sum, rounded in another order).
+// device in chunks of non-empty k. As on the CPU (hybrid_rule.hpp, SketchParams::hybrid), a k whose
+// outer product is thin adds it straight into the time-domain sketches (direct_sketch.cu), in
+// batches of a fixed number of pairs (so the result does not depend on the memory budget); the
+// others go through the general path in chunks bounded by the device-memory budget (one warp
+// scatters each line; the fwht plan transforms them). A k with an empty column or row contributes
+// nothing and is skipped.
 #include <algorithm>
 #include <chrono>
 #include <string>
@@ -10,6 +12,7 @@
 
 #include "cuda/device_state.hpp"
 #include "cuda/engine.hpp"
+#include "hybrid_rule.hpp"
 #include "pagh/error.hpp"
 #include "sketch/cuda.hpp"
 
@@ -103,6 +106,44 @@ void stream_chunks(const HostLines& a, const HostLines& b, const std::vector<ind
   }
 }
 
+// The direct k in batches of at most max(2^21, largest single k) pairs, consecutive in k: fixed by
+// the inputs alone, so the rounding of the time-domain sums does not depend on the budget. Values
+// are staged as double (the CPU multiplies the double entries).
+void stream_direct(const HostLines& a, const HostLines& b, const std::vector<index>& ks, Engine& engine) {
+  constexpr index kPairsPerBatch = index{1} << 21;
+  index largest = 0, total = 0;
+  for (index k : ks) largest = std::max(largest, a.nnz(k) * b.nnz(k)), total += a.nnz(k) * b.nnz(k);
+  const index cap = std::min(total, std::max(kPairsPerBatch, largest));
+  std::vector<std::pair<std::size_t, std::size_t>> batches;
+  index max_lines = 0, max_a = 0, max_b = 0;
+  for (std::size_t i = 0; i < ks.size();) {
+    std::size_t j = i;
+    index pairs = 0, na = 0, nb = 0;
+    while (j < ks.size() && (j == i || pairs + a.nnz(ks[j]) * b.nnz(ks[j]) <= cap))
+      pairs += a.nnz(ks[j]) * b.nnz(ks[j]), na += a.nnz(ks[j]), nb += b.nnz(ks[j]), ++j;
+    batches.emplace_back(i, j);
+    max_lines = std::max<index>(max_lines, static_cast<index>(j - i)), max_a = std::max(max_a, na), max_b = std::max(max_b, nb);
+    i = j;
+  }
+  engine.reserve_direct(cap);
+  StagedLines<double> sa, sb;
+  sa.reserve_device(max_lines, max_a);
+  sb.reserve_device(max_lines, max_b);
+  DeviceArray<index> d_pair_start(static_cast<std::size_t>(max_lines + 1), "direct pair offsets");
+  std::vector<index> pair_start;
+  for (const auto& [begin, end] : batches) {
+    const std::vector<index> batch(ks.begin() + static_cast<std::ptrdiff_t>(begin), ks.begin() + static_cast<std::ptrdiff_t>(end));
+    sa.gather(a, batch), sb.gather(b, batch);
+    pair_start.assign(1, 0);
+    for (index k : batch) pair_start.push_back(pair_start.back() + a.nnz(k) * b.nnz(k));
+    const Lines la = sa.upload(engine.stream()), lb = sb.upload(engine.stream());
+    PAGH_CUDA_CHECK(cudaMemcpyAsync(d_pair_start.data(), pair_start.data(), pair_start.size() * sizeof(index),
+                                    cudaMemcpyHostToDevice, engine.stream()),
+                    kWhere);
+    engine.add_direct(la, lb, d_pair_start.data(), static_cast<index>(batch.size()), pair_start.back());
+  }
+}
+
 }  // namespace
 
 DeviceProduct compress(const Eigen::SparseMatrix<double>& A, const Eigen::SparseMatrix<double>& B, const SketchParams& params,
@@ -126,11 +167,13 @@ DeviceProduct compress(const Eigen::SparseMatrix<double>& A, const Eigen::Sparse
   const auto sketch_start = std::chrono::steady_clock::now();
   const HostLines a = lines_of(A);
   const HostLines b = lines_of(Eigen::SparseMatrix<double, Eigen::RowMajor>(B));
-  std::vector<index> kept;
+  std::vector<index> kept, direct;  // k through the transforms, k added in the time domain
   for (index k = 0; k < A.cols(); ++k)
-    if (a.nnz(k) > 0 && b.nnz(k) > 0) kept.push_back(k);
+    if (a.nnz(k) > 0 && b.nnz(k) > 0)
+      (take_direct_path(a.nnz(k), b.nnz(k), engine.buckets(), params.hybrid) ? direct : kept).push_back(k);
   timings.transformed_k = static_cast<index>(kept.size());
-  timings.empty_k = A.cols() - timings.transformed_k;
+  timings.direct_k = static_cast<index>(direct.size());
+  timings.empty_k = A.cols() - timings.transformed_k - timings.direct_k;
   std::size_t budget = options.max_input_bytes;
   if (!budget) {
     std::size_t free = 0, total = 0;
@@ -139,6 +182,7 @@ DeviceProduct compress(const Eigen::SparseMatrix<double>& A, const Eigen::Sparse
   }
   if (engine.wants_double()) stream_chunks<double>(a, b, kept, budget, engine);
   else stream_chunks<float>(a, b, kept, budget, engine);
+  if (!direct.empty()) stream_direct(a, b, direct, engine);
   PAGH_CUDA_CHECK(cudaStreamSynchronize(stream), kWhere);
   timings.sketching_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - sketch_start).count();
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cuda/cluster_lists.hpp"
+#include "cuda/direct_sketch.hpp"
 #include "pagh/error.hpp"
 
 namespace pagh::cuda {
@@ -152,6 +153,32 @@ bool Engine::prepare_clusters(cudaStream_t stream) {
 void Engine::reset() {
   started_ = false;
   if (!fused_) PAGH_CUDA_CHECK(cudaMemsetAsync(spectrum_.data(), 0, spectrum_.bytes(), stream_), kWhere);
+  if (direct_used_) PAGH_CUDA_CHECK(cudaMemsetAsync(direct_.data(), 0, direct_.bytes(), stream_), kWhere);
+  direct_used_ = false;
+}
+
+void Engine::reserve_direct(std::int64_t max_pairs) {
+  if (max_pairs <= direct_max_pairs_) return;
+  if (direct_.size() == 0) {
+    direct_ = DeviceArray<double>(static_cast<std::size_t>(d_ * b_), "time-domain sketches");
+    PAGH_CUDA_CHECK(cudaMemsetAsync(direct_.data(), 0, direct_.bytes(), stream_), kWhere);
+  }
+  direct_workspace_ = DeviceArray<char>(direct_workspace_bytes(max_pairs, log2b_), "direct-path workspace");
+  direct_max_pairs_ = max_pairs;
+}
+
+void Engine::add_direct(const Lines& a, const Lines& b, const std::int64_t* pair_start, std::int64_t count, std::int64_t pairs) {
+  if (count <= 0 || pairs <= 0) return;
+  if (pairs > direct_max_pairs_) throw Error(kWhere, "internal: reserve_direct was not called for this batch");
+  for (int t = 0; t < d_; ++t) {
+    DirectArgs args;
+    args.a = a, args.b = b, args.pair_start = pair_start, args.lines = count, args.pairs = pairs;
+    args.bucket_a = tables_.bucket_a.data() + t * m_, args.sign_a = tables_.sign_a.data() + t * m_;
+    args.bucket_b = tables_.bucket_b.data() + t * p_, args.sign_b = tables_.sign_b.data() + t * p_;
+    args.log2b = log2b_, args.time_domain = direct_.data() + t * b_;
+    launch_direct(args, direct_workspace_.data(), direct_workspace_.bytes(), direct_max_pairs_, stream_);
+  }
+  direct_used_ = true;
 }
 
 void Engine::add_dense(const float* a, std::int64_t lda, const float* bt, std::int64_t ldbt, std::int64_t k_first,
@@ -229,6 +256,7 @@ void Engine::finish(double* sketches, double* frobenius) {
   }
   inverse_->execute(spectrum_.data(), spectrum_.data(), stream_);
   launch_widen(spectrum_.data(), acc_bytes_, db, sketches, stream_);
+  if (direct_used_) launch_add(direct_.data(), db, sketches, stream_);  // c_t = H P_t / b + direct part
   launch_frobenius(sketches, db, d_, frobenius, stream_);
 }
 

@@ -40,6 +40,12 @@ class Engine {
   void add_dense(const double* a, std::int64_t lda, const double* bt, std::int64_t ldbt, std::int64_t count);
   // Sparse chunk of `count` lines (the caller has dropped empty k).
   void add_sparse(const Lines& a, const Lines& b, std::int64_t count);
+  // The time-domain (direct) path of sparse inputs (direct_sketch.hpp): reserve_direct allocates
+  // the d time-domain sketches and the workspace for batches of at most max_pairs pairs;
+  // add_direct adds the thin outer products of `count` lines (double values; pair_start: device
+  // prefix sums of nnz_a * nnz_b, count + 1 entries, `pairs` in all) to every repetition.
+  void reserve_direct(std::int64_t max_pairs);
+  void add_direct(const Lines& a, const Lines& b, const std::int64_t* pair_start, std::int64_t count, std::int64_t pairs);
   // c_t = H P_t / b into sketches (d * b doubles, device), and the Frobenius estimate into *frobenius
   // (device double).
   void finish(double* sketches, double* frobenius);
@@ -72,6 +78,11 @@ class Engine {
   std::int64_t pairs_per_batch_ = 1;
   std::optional<fwht::Plan> forward_;
   std::optional<fwht::Plan> inverse_;
+  // direct path
+  DeviceArray<double> direct_;
+  DeviceArray<char> direct_workspace_;
+  std::int64_t direct_max_pairs_ = 0;
+  bool direct_used_ = false;
 };
 
 }  // namespace pagh::cuda
