@@ -40,6 +40,7 @@ __global__ void __launch_bounds__(kFastThreads, fast_min_blocks<Tr, Stabilizatio
   using C = typename Tr::C;
   using Dst = std::conditional_t<Last, typename Tr::S, typename Tr::W>;
   static_assert(sizeof(C) == 4, "cluster passes are for 4-byte compute types");
+  pass_prologue<First>();
   constexpr int B = Eps + 8, E = 1 << Eps, kRanks = 1 << Cl;
   constexpr int kVectors = E / kRanks / 4;  // runs of 4 consecutive local indices per thread
   static_assert(kVectors >= 1, "too many ranks for the elements of a thread");
@@ -182,19 +183,9 @@ void launch_cluster(const FastArgs& args, int cluster_log, bool first, bool last
   }
   if (blocks > 0x7fffffff || blocks % (std::int64_t{1} << cluster_log) != 0)
     throw pagh::Error(kWhere, "cluster pass: " + std::to_string(blocks) + " blocks");
-  cudaLaunchConfig_t config{};
-  cudaLaunchAttribute attribute{};
-  config.gridDim = dim3(static_cast<unsigned>(blocks));
-  config.blockDim = dim3(kFastThreads);
-  config.dynamicSmemBytes = smem;
-  config.stream = stream;
-  attribute.id = cudaLaunchAttributeClusterDimension;
-  attribute.val.clusterDim.x = 1u << cluster_log;
-  attribute.val.clusterDim.y = 1;
-  attribute.val.clusterDim.z = 1;
-  config.attrs = &attribute;
-  config.numAttrs = 1;
-  FWHT_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, args), kWhere);
+  PassLaunch launch(dim3(static_cast<unsigned>(blocks)), dim3(kFastThreads), smem, stream, args.dependent);
+  launch.cluster(1u << cluster_log);
+  FWHT_CUDA_CHECK(cudaLaunchKernelEx(&launch.config, kernel, args), kWhere);
 }
 
 }  // namespace fwht::cuda

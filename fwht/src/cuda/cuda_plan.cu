@@ -74,6 +74,19 @@ int device_cluster_log() {
 // and measured 8% slower with a cluster pass (2^15 x 16384: 2.49 vs 2.30 ms; f16: 1.52 vs 2.00).
 int cluster_log_for(bool bf16_storage) { return bf16_storage ? 0 : device_cluster_log(); }
 
+// Whether passes after the first launch as programmatic dependents of the previous one
+// (pass_dependency.cuh): compute capability 9.0 and later, unless PAGH_FWHT_CUDA_PDL=0 (benchmarks
+// compare the two; results do not depend on it).
+bool device_dependent_launch() {
+  if (const char* env = std::getenv("PAGH_FWHT_CUDA_PDL"); env && env[0] == '0') return false;
+  int device = 0, major = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return major >= 9;
+}
+
 template <class Tr>
 class CudaPlan final : public PlanImpl {
   using S = typename Tr::S;
@@ -272,6 +285,7 @@ class CudaPlan final : public PlanImpl {
       a.vec_dst = (first || p.cluster_log > 0) && aligned16(a.dst);
       a.staged = staged_ && sizeof(S) == 4;  // 2-byte storage: direct loads measured faster
       a.carry = carry;
+      a.dependent = !first && dependent_launch_;
       return a;
     }
   }
@@ -301,6 +315,7 @@ class CudaPlan final : public PlanImpl {
     return !(env && env[0] == '0');
   }();
   std::vector<FastPass> fast_schedule_;
+  bool dependent_launch_ = device_dependent_launch();
   FusedGeometry fused_;
   // Benchmark knob: PAGH_FWHT_CUDA_FUSE_HINTS=0 drops the L2 eviction hints of the fused passes.
   bool fused_hints_ = [] {

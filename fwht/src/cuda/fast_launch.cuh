@@ -67,8 +67,8 @@ void launch_fast(const FastArgs& args, Stabilization st, int block_log, bool fir
     return;
   }
   if (blocks > 0x7fffffff) throw pagh::Error(kWhere, "pass needs more than 2^31-1 blocks");
-  kernel<<<static_cast<unsigned>(blocks), kFastThreads, smem, stream>>>(args);
-  FWHT_CUDA_CHECK(cudaGetLastError(), kWhere);
+  PassLaunch launch(dim3(static_cast<unsigned>(blocks)), dim3(kFastThreads), smem, stream, args.dependent);
+  FWHT_CUDA_CHECK(cudaLaunchKernelEx(&launch.config, kernel, args), kWhere);
 }
 
 template <class Tr>

@@ -46,6 +46,7 @@
 #include "cuda/butterflies.cuh"
 #include "cuda/check.hpp"
 #include "cuda/fast_pass.hpp"
+#include "cuda/pass_dependency.cuh"
 #include "pagh/error.hpp"
 
 namespace fwht::cuda {
@@ -510,6 +511,7 @@ __device__ __forceinline__ void run_tile(const FastArgs& a, const std::int64_t t
 template <class Tr, int Eps, bool First, bool Last, Stabilization St>
 __global__ void __launch_bounds__(kFastThreads, fast_min_blocks<Tr, St, Eps, kThreeWide<Tr, First>>())
     fast_pass(const FastArgs a) {
+  pass_prologue<First>();
   constexpr int B = Eps + 8;
   std::int64_t tile_base;
   if constexpr (First) {
@@ -535,6 +537,7 @@ __global__ void __launch_bounds__(kFastThreads, fast_min_blocks<Tr, St, Eps, kTh
 template <class Tr, int Eps, bool Last, Stabilization St>
 __global__ void __launch_bounds__(kFastThreads, fast_min_blocks<Tr, St, Eps, false>())
     fused_pass(const FusedArgs f) {
+  pass_prologue<false>();
   using C = typename Tr::C;
   C* sm = tile_shared<Eps, C, kWords64<Tr, St>>();
   __shared__ int ticket_shared[2];

@@ -31,6 +31,9 @@ struct FastArgs {
   // Stabilization::wide_carry: one residual byte per element of the packed buffer, written by every
   // pass but the last and read by every pass but the first (in place, like the work buffer).
   signed char* carry = nullptr;
+  // Launch as a programmatic dependent of the previous pass (pass_dependency.cuh): passes after the
+  // first whose predecessor in the stream is the plan's previous kernel.
+  bool dependent = false;
 };
 
 // Two consecutive strided passes A (stages [a.s, a.s + a.g)) and B (the rest, to log2 n) fused in
