@@ -69,17 +69,7 @@ __global__ void __launch_bounds__(kFastThreads, fast_min_blocks<Tr, Stabilizatio
   cluster_arrive();
   cluster_wait();  // every block's tile is in its shared memory
 
-  const auto out = [&](C v) -> Dst {
-    if constexpr (Last) {
-      const C scale = [&] {
-        if constexpr (Tr::kInteger) return C{};
-        else return Math<C>::scale(a.scale);
-      }();
-      return final_value<Tr>(v, a.scaled, scale, a.n, a.inverse);
-    } else {
-      return Tr::to_w(v);
-    }
-  };
+  const auto out = [&](C v) { return pass_output<Tr, Last>(v, a); };
   // Local indices e = e0 + 1024 q + i (e0 = rank 2^(B - Cl) + 4 t, i < 4) of every rank r, in
   // chunks of kChunk runs: x[j][r][i] for q = q0 + j. 4 consecutive local indices are 4
   // consecutive elements (first pass, or w >= 2 columns); the offset of e0 + 1024 q is that of e0

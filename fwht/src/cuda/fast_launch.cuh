@@ -8,6 +8,7 @@
 
 #include "cuda/cluster_pass.cuh"
 #include "cuda/fast_pass.cuh"
+#include "cuda/fused_pass.cuh"
 
 namespace fwht::cuda {
 

@@ -16,7 +16,7 @@
 // consecutive elements per thread with LDS.128 - or, for 2-byte storage and unaligned buffers,
 // straight 16-byte / scalar loads; strided: one element per load, a warp covering consecutive
 // columns), the last round writes it directly: one read and one write of device memory per element
-// per pass, with all of a thread's loads in flight at once. fused_pass runs two strided passes in
+// per pass, with all of a thread's loads in flight at once. fused_pass (fused_pass.cuh) runs two strided passes in
 // one persistent launch so that the second reads the first's output from L2.
 //
 // Shared index e is stored at e ^ bank_xor(e): an XOR of higher bits into the 5 bank bits, chosen
@@ -257,6 +257,23 @@ __device__ __forceinline__ C* tile_shared() {
   }
 }
 
+// What a pass stores for a compute value x: the work type, or on the last pass the storage type
+// after the normalization.
+template <class Tr, bool Last>
+__device__ __forceinline__ std::conditional_t<Last, typename Tr::S, typename Tr::W> pass_output(typename Tr::C x,
+                                                                                               const FastArgs& a) {
+  using C = typename Tr::C;
+  if constexpr (Last) {
+    const C scale = [&] {
+      if constexpr (Tr::kInteger) return C{};
+      else return Math<C>::scale(a.scale);
+    }();
+    return final_value<Tr>(x, a.scaled, scale, a.n, a.inverse);
+  } else {
+    return Tr::to_w(x);
+  }
+}
+
 // One tile of one pass (a.s, a.g, a.w), the block's 2^B elements starting at tile_base: load,
 // rounds, store. Hint (fused passes, 4-byte work type): 0 none; 1 (first of two fused passes)
 // loads marked evict-first in L2 and stores evict-last, so that they stay for the second; 2 (the
@@ -436,17 +453,7 @@ __device__ __forceinline__ void run_tile(const FastArgs& a, const std::int64_t t
   }
 
   // The fold of wide_onchip (x = one rounding to C), then the normalization of the last pass.
-  const auto out = [&](C x) -> Dst {
-    if constexpr (Last) {
-      const C scale = [&] {
-        if constexpr (Tr::kInteger) return C{};
-        else return Math<C>::scale(a.scale);
-      }();
-      return final_value<Tr>(x, a.scaled, scale, a.n, a.inverse);
-    } else {
-      return Tr::to_w(x);
-    }
-  };
+  const auto out = [&](C x) { return pass_output<Tr, Last>(x, a); };
   // wide_carry, every pass but the last: element m's residual byte, from the same fold x.
   [[maybe_unused]] const auto residual = [&](int m, C x) -> signed char {
     if constexpr (kCarry) return static_cast<signed char>(Reg::Wd::residual(v[m], x));
@@ -526,80 +533,6 @@ __global__ void __launch_bounds__(kFastThreads, fast_min_blocks<Tr, St, Eps, kTh
     tile_base = tr * a.n + (band << (a.s + a.g)) + (cb << a.w);
   }
   run_tile<Tr, Eps, First, Last, 0, St>(a, tile_base, tile_shared<Eps, typename Tr::C, kWords64<Tr, St>>());
-}
-
-// Two strided passes in one persistent launch, through L2 (see fast_pass.hpp, FusedArgs). Tickets
-// are taken in order from an atomic counter (one ticket ahead, so that its latency overlaps the
-// current tile): group j holds strip j's A tiles (j < strips) and then strip (j - lag)'s B tiles
-// (j >= lag), and a B tile waits, spinning on its strip's counter, until all A tiles of its strip
-// are stored. A ticket is only taken by a running block and A tiles never wait, so the wait always
-// ends, whatever the grid size.
-template <class Tr, int Eps, bool Last, Stabilization St>
-__global__ void __launch_bounds__(kFastThreads, fast_min_blocks<Tr, St, Eps, false>())
-    fused_pass(const FusedArgs f) {
-  pass_prologue<false>();
-  using C = typename Tr::C;
-  C* sm = tile_shared<Eps, C, kWords64<Tr, St>>();
-  __shared__ int ticket_shared[2];
-  const std::int64_t n2 = f.tiles_a, n3 = f.tiles_b, group = n2 + n3;
-  const std::int64_t lag = f.lag < f.strips ? f.lag : f.strips;
-  const std::int64_t total = f.strips * group;
-  const std::int64_t head = lag * n2, middle = (f.strips - lag) * group;
-  if (threadIdx.x == 0) ticket_shared[0] = static_cast<int>(atomicAdd(f.counters, 1u));
-  for (int slot = 0;; slot ^= 1) {
-    __syncthreads();  // ticket_shared[slot] is written; the previous tile is done with shared memory
-    const std::int64_t ticket = ticket_shared[slot];
-    if (ticket >= total) break;
-    if (threadIdx.x == 0) ticket_shared[slot ^ 1] = static_cast<int>(atomicAdd(f.counters, 1u));
-    std::int64_t strip, index;
-    bool second;
-    if (ticket < head) {  // strips [0, lag): A only
-      strip = ticket / n2, index = ticket - strip * n2, second = false;
-    } else if (ticket < head + middle) {  // A(j), then B(j - lag)
-      const std::int64_t r = ticket - head;
-      const std::int64_t j = r / group + lag;
-      index = r - (j - lag) * group;
-      second = index >= n2;
-      strip = second ? j - lag : j;
-      if (second) index -= n2;
-    } else {  // B only
-      const std::int64_t r = ticket - head - middle;
-      strip = f.strips - lag + r / n3, index = r % n3, second = true;
-    }
-    const std::int64_t tr = strip / f.strips_per_transform;
-    const std::int64_t column0 = (strip - tr * f.strips_per_transform) * f.strip_columns;
-    if (!second) {
-      const FastArgs& a = f.a;
-      const std::int64_t per_band = f.strip_columns >> a.w;
-      const std::int64_t band = index / per_band, cb = index - band * per_band;
-      const std::int64_t base = tr * a.n + (band << (a.s + a.g)) + column0 + (cb << a.w);
-      if (f.hints) run_tile<Tr, Eps, false, false, 1, St>(a, base, sm);
-      else run_tile<Tr, Eps, false, false, 0, St>(a, base, sm);
-      __syncthreads();  // every thread's stores are issued
-      if (threadIdx.x == 0) {
-        __threadfence();
-        atomicAdd(f.counters + 1 + strip, 1u);
-      }
-    } else {
-      const FastArgs& b = f.b;
-      if (threadIdx.x == 0) {
-        const unsigned* done = f.counters + 1 + strip;
-        unsigned seen;
-        for (;;) {
-          asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(seen) : "l"(done) : "memory");
-          if (seen >= static_cast<unsigned>(n2)) break;
-          __nanosleep(256);
-        }
-        __threadfence();
-      }
-      __syncthreads();
-      const std::int64_t per_row = f.strip_columns >> b.w;  // column blocks per value of the A rows
-      const std::int64_t rows_a = index / per_row, cb = index - rows_a * per_row;
-      const std::int64_t base = tr * b.n + (rows_a << f.a.s) + column0 + (cb << b.w);
-      if (f.hints) run_tile<Tr, Eps, false, Last, 2, St>(b, base, sm);
-      else run_tile<Tr, Eps, false, Last, 3, St>(b, base, sm);
-    }
-  }
 }
 
 }  // namespace fwht::cuda
