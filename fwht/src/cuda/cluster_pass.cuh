@@ -1,9 +1,9 @@
 // Cluster passes: one pass of the register-tile kernel over a tile that is 2^Cl times larger than
 // a block's shared memory, held by a thread-block cluster of 2^Cl blocks (Hopper's distributed
-// shared memory). This is what makes two passes reach 2^31 (schedule.hpp, make_fast_schedule):
-// a block holds 2^14 4-byte elements (64 KiB), so without clusters a pass applies at most 14
-// stages (first pass) or 14 - w (a strided pass with rows of 2^w columns), and 2^25..2^30 needed
-// three.
+// shared memory). Two passes of this kind reach 2^31: a block holds 2^14 4-byte elements (64 KiB),
+// so without clusters a pass applies at most 14 stages (first pass) or 14 - w (a strided pass with
+// rows of 2^w columns). Which shapes a plan takes by default (only those that measured faster than
+// the plain passes) is in schedule.hpp (make_fast_schedule).
 //
 // The cluster's tile: first pass, 2^(B + Cl) consecutive elements, block `rank` holding the
 // rank-th 2^B of them; strided pass, 2^(g + Cl) rows x 2^w columns, block `rank` holding rows
