@@ -354,48 +354,32 @@ TEST_F(CudaTest, FastPathScheduleKnobs) {
   }
 }
 
-// Cluster passes under every schedule knob, pipelined (pipelined_pass.cuh, blocks of 2^13 or
-// PAGH_FWHT_CUDA_PIPELINE_BLOCK=14) and not (PAGH_FWHT_CUDA_PIPELINE=0: cluster_pass.cuh), and the
-// schedules without clusters
+// Cluster passes (cluster_pass.cuh) under every schedule knob, and the schedules without clusters
 // (PAGH_FWHT_CUDA_CLUSTER=0: three passes from 2^25, the last two fused): the same bits. Sizes:
 // single cluster passes 2^15..2^17 (the default from 2^21 elements in all: batched at 2^15),
 // two passes with clusters of 2 on the first pass (the default at 2^26) or of 8 (CLUSTER_FIRST=3),
 // on the second (CLUSTER_FIRST=0, up to 8 at 2^28), on both (CLUSTER_FIRST=1 at 2^28), and 16- or
-// 64-byte rows (CLUSTER_W). PAGH_FWHT_CUDA_PIPELINE=N caps a pipelined grid at N clusters, so that
-// each cluster walks many tiles (and a number of tiles that N does not divide).
+// 64-byte rows (CLUSTER_W).
 TEST_F(CudaTest, ClusterSchedules) {
   FWHT_TRACE_SEED();
   auto rng = test_rng();
-  struct Knob {
+  struct Setting {
     const char* name;
     const char* value;
-  };
-  struct Setting {
-    std::vector<Knob> knobs;
     std::vector<int> sizes;
   };
   const std::vector<Setting> settings = {
-      {{{"PAGH_FWHT_CUDA_CLUSTER", "0"}}, {15, 16, 17, 25, 26}},
-      {{{"PAGH_FWHT_CUDA_CLUSTER", "1"}}, {15, 16, 26, 27}},
-      {{{"PAGH_FWHT_CUDA_CLUSTER", "2"}}, {16, 17, 27}},
-      {{{"PAGH_FWHT_CUDA_CLUSTER_W", "2"}}, {26, 27}},
-      {{{"PAGH_FWHT_CUDA_CLUSTER_W", "4"}}, {25, 26}},
-      {{{"PAGH_FWHT_CUDA_CLUSTER_FIRST", "0"}}, {26, 27, 28}},
-      {{{"PAGH_FWHT_CUDA_CLUSTER_FIRST", "1"}}, {28}},
-      {{{"PAGH_FWHT_CUDA_CLUSTER_FIRST", "3"}}, {28}},
-      {{{"PAGH_FWHT_CUDA_CLUSTER_FIRST", "3"}, {"PAGH_FWHT_CUDA_CLUSTER_W", "4"}}, {27, 28}},
-      {{{"PAGH_FWHT_CUDA_CLUSTER_FIRST", "2"}, {"PAGH_FWHT_CUDA_CLUSTER_W", "4"}}, {26, 28}},
-      {{{"PAGH_FWHT_CUDA_PIPELINE", "0"}}, {15, 17, 26}},
-      {{{"PAGH_FWHT_CUDA_PIPELINE", "0"}, {"PAGH_FWHT_CUDA_CLUSTER_FIRST", "1"}}, {28}},
-      {{{"PAGH_FWHT_CUDA_PIPELINE", "3"}}, {15, 16, 17, 26}},
-      {{{"PAGH_FWHT_CUDA_PIPELINE", "5"}, {"PAGH_FWHT_CUDA_CLUSTER_FIRST", "1"}, {"PAGH_FWHT_CUDA_CLUSTER_W", "3"}},
-       {25, 27}},
-      {{{"PAGH_FWHT_CUDA_CLUSTER_W", "5"}}, {27}},
-      {{{"PAGH_FWHT_CUDA_PIPELINE_BLOCK", "14"}}, {15, 17, 26, 28}},
-      {{{"PAGH_FWHT_CUDA_PIPELINE_BLOCK", "14"}, {"PAGH_FWHT_CUDA_PIPELINE", "2"}}, {16, 27}},
+      {"PAGH_FWHT_CUDA_CLUSTER", "0", {15, 16, 17, 25, 26}},
+      {"PAGH_FWHT_CUDA_CLUSTER", "1", {15, 16, 26, 27}},
+      {"PAGH_FWHT_CUDA_CLUSTER", "2", {16, 17, 27}},
+      {"PAGH_FWHT_CUDA_CLUSTER_W", "2", {26, 27}},
+      {"PAGH_FWHT_CUDA_CLUSTER_W", "4", {25, 26}},
+      {"PAGH_FWHT_CUDA_CLUSTER_FIRST", "0", {26, 27, 28}},
+      {"PAGH_FWHT_CUDA_CLUSTER_FIRST", "1", {28}},
+      {"PAGH_FWHT_CUDA_CLUSTER_FIRST", "3", {28}},
   };
   for (const Setting& k : settings) {
-    for (const Knob& knob : k.knobs) setenv(knob.name, knob.value, 1);
+    setenv(k.name, k.value, 1);
     for (int L : k.sizes) {
       const Shape s{.n = std::int64_t{1} << L, .batch = L <= 17 ? std::int64_t{1} << (21 - L) : 1};
       ASSERT_NO_FATAL_FAILURE(check_case<float>(s, {.normalization = Normalization::orthonormal}, L % 2 == 0, stream_, rng));
@@ -405,7 +389,7 @@ TEST_F(CudaTest, ClusterSchedules) {
         ASSERT_NO_FATAL_FAILURE(check_case<std::int32_t>(s, {}, L % 2 == 1, stream_, rng));
       }
     }
-    for (const Knob& knob : k.knobs) unsetenv(knob.name);
+    unsetenv(k.name);
   }
 }
 

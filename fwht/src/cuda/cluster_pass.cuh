@@ -30,12 +30,27 @@ namespace fwht::cuda {
 __device__ __forceinline__ void cluster_arrive() { asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory"); }
 __device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory"); }
 
-// Device-memory offset of cluster tile `cluster`'s element 0 (base), and from one rank's rows to the
-// next (rank_step): first pass, 2^(B + Cl) consecutive elements; strided pass, 2^(a.g + Cl) rows x
-// 2^a.w columns, the tiles of a transform ordered by row band, then column block.
-template <bool First, int B, int Cl>
-__device__ __forceinline__ void cluster_tile_origin(const FastArgs& a, std::int64_t cluster, std::int64_t& base,
-                                                    std::int64_t& rank_step) {
+// Registers: as the plain passes (3 blocks per SM for first passes of float and integers). The
+// cross phase holds E values per thread; single passes (first and last: the normalization too)
+// spilled 8-230 bytes at 80 registers (ptxas) with all of them in flight, so they run it in two
+// halves.
+template <class Tr, int Eps, bool First, bool Last, int Cl>
+__global__ void __launch_bounds__(kFastThreads, fast_min_blocks<Tr, Stabilization::none, Eps, kThreeWide<Tr, First>>())
+    cluster_pass(const FastArgs a) {
+  using C = typename Tr::C;
+  using Dst = std::conditional_t<Last, typename Tr::S, typename Tr::W>;
+  static_assert(sizeof(C) == 4, "cluster passes are for 4-byte compute types");
+  pass_prologue<First>();
+  constexpr int B = Eps + 8, E = 1 << Eps, kRanks = 1 << Cl;
+  constexpr int kVectors = E / kRanks / 4;  // runs of 4 consecutive local indices per thread
+  static_assert(kVectors >= 1, "too many ranks for the elements of a thread");
+  constexpr int kChunk = First && Last ? kVectors / 2 : kVectors;  // runs in flight at once
+  const int t = threadIdx.x;
+  const int rank = static_cast<int>(blockIdx.x) & (kRanks - 1);  // %cluster_ctarank of a 1-D cluster
+  const std::int64_t cluster = blockIdx.x >> Cl;
+
+  // Device-memory offset of the cluster tile's element 0, and from one rank's rows to the next.
+  std::int64_t base, rank_step;
   if constexpr (First) {
     base = cluster << (B + Cl);
     rank_step = std::int64_t{1} << B;
@@ -49,23 +64,11 @@ __device__ __forceinline__ void cluster_tile_origin(const FastArgs& a, std::int6
     base = tr * a.n + (band << (a.s + rows_log)) + (cb << a.w);
     rank_step = std::int64_t{1} << (a.s + a.g);
   }
-}
+  C* sm = tile_shared<Eps, C>();
+  run_tile<Tr, Eps, First, false, 0, Stabilization::none, true>(a, base + rank * rank_step, sm);
+  cluster_arrive();
+  cluster_wait();  // every block's tile is in its shared memory
 
-// The cross phase of a cluster pass: every block's tile is in its shared memory sm (element e at word
-// e, a cluster barrier behind); block `rank` takes the local indices e in [rank 2^(B - Cl), (rank + 1)
-// 2^(B - Cl)) of every block of the cluster, applies the Cl stages across ranks and stores the
-// results (base, rank_step: device-memory offsets of the cluster tile and of one rank's rows, as
-// in cluster_pass). Runs of kChunk vectors are in flight at once; after_reads() runs once this
-// block has issued its last remote read (cluster_pass: the arrive of the barrier that keeps the
-// shared memory alive).
-template <class Tr, int Eps, bool First, bool Last, int Cl, int kChunk, class AfterReads>
-__device__ __forceinline__ void cross_phase(const FastArgs& a, typename Tr::C* sm, std::int64_t base,
-                                            std::int64_t rank_step, int rank, AfterReads after_reads) {
-  using C = typename Tr::C;
-  using Dst = std::conditional_t<Last, typename Tr::S, typename Tr::W>;
-  constexpr int B = Eps + 8, E = 1 << Eps, kRanks = 1 << Cl;
-  constexpr int kVectors = E / kRanks / 4;
-  const int t = threadIdx.x;
   const auto out = [&](C v) { return pass_output<Tr, Last>(v, a); };
   // Local indices e = e0 + 1024 q + i (e0 = rank 2^(B - Cl) + 4 t, i < 4) of every rank r, in
   // chunks of kChunk runs: x[j][r][i] for q = q0 + j. 4 consecutive local indices are 4
@@ -95,7 +98,7 @@ __device__ __forceinline__ void cross_phase(const FastArgs& a, typename Tr::C* s
         std::memcpy(x[j][r], w, 16);
       }
     }
-    if (q0 + kChunk == kVectors) after_reads();  // this block is done with its peers' shared memory
+    if (q0 + kChunk == kVectors) cluster_arrive();  // this block is done with its peers' shared memory
 
     // The Cl stages across ranks, increasing, with the reference's butterfly.
 #pragma unroll
@@ -130,33 +133,6 @@ __device__ __forceinline__ void cross_phase(const FastArgs& a, typename Tr::C* s
         }
       }
   }
-}
-
-// Registers: as the plain passes (3 blocks per SM for first passes of float and integers). The
-// cross phase holds E values per thread; single passes (first and last: the normalization too)
-// spilled 8-230 bytes at 80 registers (ptxas) with all of them in flight, so they run it in two
-// halves.
-template <class Tr, int Eps, bool First, bool Last, int Cl>
-__global__ void __launch_bounds__(kFastThreads, fast_min_blocks<Tr, Stabilization::none, Eps, kThreeWide<Tr, First>>())
-    cluster_pass(const FastArgs a) {
-  using C = typename Tr::C;
-  static_assert(sizeof(C) == 4, "cluster passes are for 4-byte compute types");
-  pass_prologue<First>();
-  constexpr int B = Eps + 8, E = 1 << Eps, kRanks = 1 << Cl;
-  constexpr int kVectors = E / kRanks / 4;  // runs of 4 consecutive local indices per thread
-  static_assert(kVectors >= 1, "too many ranks for the elements of a thread");
-  constexpr int kChunk = First && Last ? kVectors / 2 : kVectors;  // runs in flight at once
-  const int rank = static_cast<int>(blockIdx.x) & (kRanks - 1);  // %cluster_ctarank of a 1-D cluster
-  const std::int64_t cluster = blockIdx.x >> Cl;
-
-  std::int64_t base, rank_step;
-  cluster_tile_origin<First, B, Cl>(a, cluster, base, rank_step);
-  C* sm = tile_shared<Eps, C>();
-  run_tile<Tr, Eps, First, false, 0, Stabilization::none, true>(a, base + rank * rank_step, sm);
-  cluster_arrive();
-  cluster_wait();  // every block's tile is in its shared memory
-
-  cross_phase<Tr, Eps, First, Last, Cl, kChunk>(a, sm, base, rank_step, rank, [] { cluster_arrive(); });
   cluster_wait();  // the peers are done with this block's shared memory
 }
 

@@ -12,9 +12,7 @@
 // into a packed workspace buffer and scattered back; n <= 8 by one thread per transform).
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <bit>
-#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <type_traits>
@@ -124,7 +122,6 @@ class CudaPlan final : public PlanImpl {
         if (p.cluster_log > 0) launch_cluster<Tr>(FastArgs{}, p.cluster_log, k == 0, k + 1 == passes, 0, nullptr, true);
         else launch_fast<Tr>(FastArgs{}, st, p.block_log, k == 0, k + 1 == passes, 0, nullptr, true);
       }
-      if (st == Stabilization::none && pipeline_clusters_max_ > 0) configure_pipelined();
       if (fused_.fused) {
         int per_sm = 0, device = 0, sms = 0;
         launch_fused<Tr>(FusedArgs{}, st, fused_.block_log, true, 0, nullptr, true, &per_sm);
@@ -218,7 +215,7 @@ class CudaPlan final : public PlanImpl {
     if constexpr (kWideCapable) {
       LayoutCopy layout{in, out, shape_.n, shape_.batch, shape_.stride, shape_.distance, shape_.stride, shape_.distance};
       if (small_) {
-        launch_wide_small<Tr>(layout, fast_args(fast_schedule_, in, out, out, 0), stream);
+        launch_wide_small<Tr>(layout, fast_args(in, out, out, 0), stream);
         return;
       }
       // wide_carry: the residual plane at the end of the workspace.
@@ -239,55 +236,15 @@ class CudaPlan final : public PlanImpl {
     }
   }
 
-  // The pipelined schedule (make_pipelined_schedule) where it applies and every cluster pass of it
-  // has a pipelined kernel: each pass's grid, the clusters that fit the device (at most
-  // pipeline_clusters_max_ and the pass's tiles).
-  void configure_pipelined() {
-    pipelined_schedule_ = make_pipelined_schedule(
-        shape_.n, shape_.batch, cluster_log_for(std::is_same_v<Tr, SixteenStorageTraits<BFloatFormat>>),
-        pipeline_block_log_);
-    const std::size_t passes = pipelined_schedule_.size();
-    pipelined_clusters_.assign(passes, 0);
-    for (std::size_t k = 0; k < passes; ++k) {
-      const FastPass& p = pipelined_schedule_[k];
-      if (p.cluster_log == 0) {
-        launch_fast<Tr>(FastArgs{}, Stabilization::none, p.block_log, k == 0, k + 1 == passes, 0, nullptr, true);
-        continue;
-      }
-      const std::int64_t resident =
-          launch_pipelined<Tr>(FastArgs{}, p.block_log, p.cluster_log, k == 0, k + 1 == passes, 0, nullptr, true);
-      if (resident == 0) {  // no such kernel: the plain cluster passes
-        pipelined_schedule_.clear();
-        return;
-      }
-      pipelined_clusters_[k] = std::min({resident, pipeline_clusters_max_, p.blocks >> p.cluster_log});
-    }
-  }
-
   void execute_fast(const void* in, void* out, void* work, unsigned char* counters, cudaStream_t stream,
                     signed char* carry = nullptr) {
-    // Pipelined passes read and write with 16-byte copies: aligned buffers only.
-    if (!pipelined_schedule_.empty() && aligned16(in) && aligned16(out) && aligned16(work)) {
-      const std::size_t count = pipelined_schedule_.size();
-      for (std::size_t k = 0; k < count; ++k) {
-        const FastPass& p = pipelined_schedule_[k];
-        FastArgs args = fast_args(pipelined_schedule_, in, out, work, k, carry);
-        args.tiles = p.blocks >> p.cluster_log;
-        if (p.cluster_log > 0)
-          launch_pipelined<Tr>(args, p.block_log, p.cluster_log, k == 0, k + 1 == count, pipelined_clusters_[k], stream,
-                               false);
-        else
-          launch_fast<Tr>(args, Stabilization::none, p.block_log, k == 0, k + 1 == count, p.blocks, stream, false);
-      }
-      return;
-    }
     const std::size_t count = fast_schedule_.size();
     for (std::size_t k = 0; k < count; ++k) {
       const bool first = k == 0, last = k + 1 == count;
       if (fused_.fused && k + 2 == count) {  // the last two passes in one launch
         FusedArgs f;
-        f.a = fast_args(fast_schedule_, in, out, work, k, carry);
-        f.b = fast_args(fast_schedule_, in, out, work, k + 1, carry);
+        f.a = fast_args(in, out, work, k, carry);
+        f.b = fast_args(in, out, work, k + 1, carry);
         f.counters = reinterpret_cast<unsigned*>(counters);
         f.strips = fused_.strips;
         f.strips_per_transform = fused_.strips_per_transform;
@@ -301,20 +258,18 @@ class CudaPlan final : public PlanImpl {
         return;
       }
       const FastPass& p = fast_schedule_[k];
-      const FastArgs args = fast_args(fast_schedule_, in, out, work, k, carry);
       if (p.cluster_log > 0)
-        launch_cluster<Tr>(args, p.cluster_log, first, last, p.blocks, stream, false);
+        launch_cluster<Tr>(fast_args(in, out, work, k, carry), p.cluster_log, first, last, p.blocks, stream, false);
       else
-        launch_fast<Tr>(args, options_.stabilization, p.block_log, first, last, p.blocks,
+        launch_fast<Tr>(fast_args(in, out, work, k, carry), options_.stabilization, p.block_log, first, last, p.blocks,
                         stream, false);
     }
   }
 
-  FastArgs fast_args(const std::vector<FastPass>& schedule, const void* in, void* out, void* work, std::size_t k,
-                     signed char* carry = nullptr) const {
-    const std::size_t count = std::max<std::size_t>(1, schedule.size());
+  FastArgs fast_args(const void* in, void* out, void* work, std::size_t k, signed char* carry = nullptr) const {
+    const std::size_t count = std::max<std::size_t>(1, fast_schedule_.size());
     {
-      const FastPass p = k < schedule.size() ? schedule[k] : FastPass{};
+      const FastPass p = k < fast_schedule_.size() ? fast_schedule_[k] : FastPass{};
       const bool first = k == 0, last = k + 1 == count;
       FastArgs a;
       a.src = first ? in : work;
@@ -362,23 +317,6 @@ class CudaPlan final : public PlanImpl {
   std::vector<FastPass> fast_schedule_;
   bool dependent_launch_ = device_dependent_launch();
   FusedGeometry fused_;
-  // Cluster passes run pipelined (pipelined_pass.cuh) with at most this many clusters (all that fit
-  // the device by default); PAGH_FWHT_CUDA_PIPELINE=0 runs cluster_pass.cuh instead, =N caps the
-  // grid at N clusters (tests: several tiles per cluster). Results do not depend on it.
-  std::int64_t pipeline_clusters_max_ = [] {
-    const char* env = std::getenv("PAGH_FWHT_CUDA_PIPELINE");
-    long long cap = 0;
-    if (env == nullptr || std::sscanf(env, "%lld", &cap) != 1 || cap < 0) return std::int64_t{1} << 40;
-    return static_cast<std::int64_t>(cap);
-  }();
-  // Benchmark knob: PAGH_FWHT_CUDA_PIPELINE_BLOCK = log2 elements per block of the pipelined
-  // passes (13: two blocks per SM, or 14).
-  int pipeline_block_log_ = [] {
-    const char* env = std::getenv("PAGH_FWHT_CUDA_PIPELINE_BLOCK");
-    return env && env[0] == '1' && env[1] == '4' ? 14 : 13;
-  }();
-  std::vector<FastPass> pipelined_schedule_;
-  std::vector<std::int64_t> pipelined_clusters_;  // per pass of pipelined_schedule_: clusters of its grid
   // Benchmark knob: PAGH_FWHT_CUDA_FUSE_HINTS=0 drops the L2 eviction hints of the fused passes.
   bool fused_hints_ = [] {
     const char* env = std::getenv("PAGH_FWHT_CUDA_FUSE_HINTS");

@@ -177,15 +177,14 @@ __device__ __forceinline__ void register_stages(C (&v)[1 << Eps], C (&ev)[1 << E
   }
 }
 
-// Registers <-> shared memory with the round's map (register bits [lo, lo + Eps)). Aligned: sm is
-// aligned to its size (tile_shared), so blocks of up to 2^13 elements address by XOR alone.
-template <int Eps, bool ToShared, bool Aligned = true, class C>
+// Registers <-> shared memory with the round's map (register bits [lo, lo + Eps)).
+template <int Eps, bool ToShared, class C>
 __device__ __forceinline__ void exchange(C* sm, C (&v)[1 << Eps], int t, int lo) {
   static_assert(sizeof(C) == 4);
   int basis[Eps];  // byte offsets
 #pragma unroll
   for (int j = 0; j < Eps; ++j) basis[j] = swizzle<Eps>(1 << (lo + j)) * 4;
-  if constexpr (Eps <= 5 && Aligned) {
+  if constexpr (Eps <= 5) {
     // sm is aligned to its own size (fast_shared_bytes allocates twice that): the shared-window
     // address of element e is base | 4 * swizzle(e), so each step is one XOR, no add.
     unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(sm)) | (swizzle<Eps>(thread_part<Eps>(t, lo)) * 4);
@@ -232,15 +231,15 @@ __device__ __forceinline__ void exchange64(double* sm, double (&v)[1 << Eps], in
 // Registers <-> shared memory for all of a mode's state: values (doubles as 8-byte words) and, for
 // Kahan/Neumaier, error terms in a second plane 2^(Eps+8) words after the first, so that it is
 // aligned like the first (exchange's XOR addressing).
-template <int Eps, bool ToShared, Stabilization St, bool Aligned = true, class R, class C>
+template <int Eps, bool ToShared, Stabilization St, class R, class C>
 __device__ __forceinline__ void exchange_state(C* sm, R (&v)[1 << Eps], R (&ev)[1 << Eps], int t, int lo) {
   constexpr int kPlane = 1 << (Eps + 8);
   if constexpr (sizeof(R) == 8) {
     static_assert(!kErrorTerms<St>, "error terms of an 8-byte register type are not supported");
     exchange64<Eps, ToShared>(reinterpret_cast<double*>(sm), v, t, lo);
   } else {
-    exchange<Eps, ToShared, Aligned>(reinterpret_cast<R*>(sm), v, t, lo);
-    if constexpr (kErrorTerms<St>) exchange<Eps, ToShared, Aligned>(reinterpret_cast<R*>(sm) + kPlane, ev, t, lo);
+    exchange<Eps, ToShared>(reinterpret_cast<R*>(sm), v, t, lo);
+    if constexpr (kErrorTerms<St>) exchange<Eps, ToShared>(reinterpret_cast<R*>(sm) + kPlane, ev, t, lo);
   }
 }
 
@@ -256,34 +255,6 @@ __device__ __forceinline__ C* tile_shared() {
   } else {
     return reinterpret_cast<C*>(fast_shared);
   }
-}
-
-// The stages [sb, se) of a tile, in rounds of Eps register bits, from the round layout lo that the
-// tile was loaded in (register bits [lo, lo + Eps)); between rounds the tile goes through shared
-// memory sm. staged: sm still holds the tile as loaded (cp.async staging), so the first exchange
-// waits until every thread has read it. Returns the last round's lo; rounds counts the exchanges.
-// Aligned: as in exchange.
-template <Stabilization St, int Eps, bool Aligned = true, class R, class C>
-__device__ __forceinline__ int run_rounds(R (&v)[1 << Eps], R (&ev)[1 << Eps], C* sm, int t, int sb, int se, int lo,
-                                          bool staged, int& rounds) {
-  constexpr int B = Eps + 8;
-  int done = sb, round = 0;
-  for (;;) {
-    const int k1 = min(lo + Eps, se) - lo;
-    register_stages<St, Eps>(v, ev, max(lo, done) - lo, k1);
-    done = lo + k1;
-    if (done >= se) break;
-    ++round;
-    const int next = min(sb + round * Eps, B - Eps);
-    // Every thread has read the previous exchange (or the staged tile) before this one writes.
-    if (round > 1 || staged) __syncthreads();
-    exchange_state<Eps, true, St, Aligned>(sm, v, ev, t, lo);
-    __syncthreads();
-    exchange_state<Eps, false, St, Aligned>(sm, v, ev, t, next);
-    lo = next;
-  }
-  rounds = round;
-  return lo;
 }
 
 // What a pass stores for a compute value x: the work type, or on the last pass the storage type
@@ -455,8 +426,21 @@ __device__ __forceinline__ void run_tile(const FastArgs& a, const std::int64_t t
     }
   }
 
-  int round = 0;
-  lo = run_rounds<St, Eps>(v, ev, sm, t, sb, se, lo, First && a.vec_src && a.staged, round);
+  int done = sb, round = 0;
+  for (;;) {
+    const int k1 = min(lo + Eps, se) - lo;
+    register_stages<St, Eps>(v, ev, max(lo, done) - lo, k1);
+    done = lo + k1;
+    if (done >= se) break;
+    ++round;
+    const int next = min(sb + round * Eps, B - Eps);
+    // Every thread has read the previous exchange (or the staged tile) before this one writes.
+    if (round > 1 || (First && a.vec_src && a.staged)) __syncthreads();
+    exchange_state<Eps, true, St>(sm, v, ev, t, lo);
+    __syncthreads();
+    exchange_state<Eps, false, St>(sm, v, ev, t, next);
+    lo = next;
+  }
   if constexpr (Export) {
     // Cluster passes (cluster_pass.cuh) finish the tile across blocks: tile element e goes to
     // sm[e]. A full tile (sb + g == B) ends on the round lo == B - Eps, where thread t holds

@@ -34,8 +34,6 @@ struct FastArgs {
   // Launch as a programmatic dependent of the previous pass (pass_dependency.cuh): passes after the
   // first whose predecessor in the stream is the plan's previous kernel.
   bool dependent = false;
-  // Pipelined cluster passes (pipelined_pass.cuh): the pass's cluster tiles, walked by a persistent grid.
-  std::int64_t tiles = 0;
 };
 
 // Two consecutive strided passes A (stages [a.s, a.s + a.g)) and B (the rest, to log2 n) fused in
@@ -88,16 +86,6 @@ void launch_fused(const FusedArgs& args, Stabilization st, int block_log, bool l
 template <class Tr>
 void launch_cluster(const FastArgs& args, int cluster_log, bool first, bool last, std::int64_t blocks,
                     cudaStream_t stream, bool configure_only);
-
-// One pipelined cluster pass (pipelined_pass.cuh): a persistent grid of `clusters` clusters of
-// 2^cluster_log blocks (1..3) of 2^block_log elements (13 or 14) walks args.tiles cluster tiles;
-// 16-byte aligned source and
-// destination. configure_only raises the dynamic shared-memory limit and returns the clusters that
-// fit the device at once (0 where no kernel exists: a strided pass of a 2-byte work type, or one
-// that is not the last). Throws pagh::Error for a launch without a kernel.
-template <class Tr>
-int launch_pipelined(const FastArgs& args, int block_log, int cluster_log, bool first, bool last,
-                     std::int64_t clusters, cudaStream_t stream, bool configure_only);
 
 // Stabilization::wide_onchip outside the fast path's layouts: copy between any plan_many layout and
 // a packed buffer (one element per thread, grid-stride), and whole transforms of n <= 8 with one

@@ -140,39 +140,6 @@ std::vector<FastPass> cluster_schedule(int L, std::int64_t total, int max_cluste
 
 }  // namespace
 
-std::vector<FastPass> make_pipelined_schedule(std::int64_t n, std::int64_t batch, int max_cluster_log, int block_log) {
-  const int L = std::countr_zero(static_cast<std::uint64_t>(n));
-  const int cmax = env_int("PAGH_FWHT_CUDA_CLUSTER", max_cluster_log, 0, max_cluster_log);
-  const std::int64_t total = n * batch;
-  if (cmax == 0 || L < 15) return {};
-  FastPass first;
-  first.block_log = block_log;
-  first.blocks = total >> block_log;
-  if (L <= block_log + cmax) {  // one cluster pass
-    if (total < (std::int64_t{1} << 21)) return {};
-    first.g = L;
-    first.cluster_log = L - block_log;
-    return {first};
-  }
-  if (L < 25) return {};
-  const int w = env_int("PAGH_FWHT_CUDA_CLUSTER_W", 4, 2, 5);
-  const int local = block_log - w;  // stages of a strided block
-  const int forced = env_int("PAGH_FWHT_CUDA_CLUSTER_FIRST", -1, 0, 3);
-  const int c1 = forced >= 0 ? forced : std::min(cmax, L - block_log - local);
-  const int c2 = L - block_log - c1 - local;
-  if (c1 < 1 || c1 > cmax || c2 < 0 || c2 > cmax) return {};
-  first.g = block_log + c1;
-  first.cluster_log = c1;
-  FastPass second;
-  second.s = first.g;
-  second.g = L - first.g;
-  second.w = w;
-  second.block_log = block_log;
-  second.cluster_log = c2;
-  second.blocks = total >> block_log;
-  return {first, second};
-}
-
 std::vector<FastPass> make_fast_schedule(std::int64_t n, std::int64_t batch, int storage_bytes, int max_cluster_log) {
   const int L = std::countr_zero(static_cast<std::uint64_t>(n));
   if (L < 4) throw pagh::Error("fwht::Plan (cuda)", "the fast pass needs n >= 16");

@@ -85,15 +85,6 @@ struct FastPass {
 };
 std::vector<FastPass> make_fast_schedule(std::int64_t n, std::int64_t batch, int storage_bytes, int max_cluster_log = 0);
 
-// The schedule of pipelined cluster passes (pipelined_pass.cuh, blocks of 2^block_log elements, 13
-// or 14), or empty where none applies: one cluster pass for 2^15..2^(block_log + max_cluster_log)
-// with >= 2^21 elements in all; from 2^25 two passes, the first of block_log + c1 stages in clusters
-// of 2^c1, the second a strided pass of 2^(block_log - w) rows x 2^w columns per block in clusters of
-// 2^c2 (c2 = 0: a plain strided pass), c1 as large as max_cluster_log allows. Knobs as for
-// make_fast_schedule: PAGH_FWHT_CUDA_CLUSTER, PAGH_FWHT_CUDA_CLUSTER_FIRST (c1),
-// PAGH_FWHT_CUDA_CLUSTER_W (w, 2..5, default 4: 64-byte rows).
-std::vector<FastPass> make_pipelined_schedule(std::int64_t n, std::int64_t batch, int max_cluster_log, int block_log);
-
 // Register-tile passes of the modes with two planes of state (schedule of fast_pass.cuh with
 // Stabilization St != none):
 // - kahan / neumaier, single-pass plans only (16 <= n <= 2^13): one pass, blocks of 2^12 elements
