@@ -150,14 +150,18 @@ std::vector<FastPass> make_fast_schedule(std::int64_t n, std::int64_t batch, int
     FastPass p;
     p.g = L;
     // 2^13-element blocks measured fastest for n = 2^9..2^12 (fewer barriers per element than 2^12);
-    // 2^12 for n <= 2^8 with 4-byte storage (bench/NOTES.md).
-    const int single = storage_bytes == 2 || L > 8 ? 13 : 12;
+    // 2^12 for n <= 2^8 with 4-byte storage; 2^14 for n = 2^11, 2^12 with 2-byte storage (H200,
+    // f16/bf16 at 2^12: 0.73 against 0.83-0.86 ms per GiB; bench/NOTES.md).
+    const int single = storage_bytes == 2 ? (L == 11 || L == 12 ? 14 : 13) : (L > 8 ? 13 : 12);
     p.block_log = std::max(L, env_int("PAGH_FWHT_CUDA_FAST_SINGLE", single, 12, 14));
     p.blocks = (total + (std::int64_t{1} << p.block_log) - 1) >> p.block_log;
     out.push_back(p);
     return out;
   }
-  const int first_max = env_int("PAGH_FWHT_CUDA_FAST_FIRST", 14, 8, 14);
+  // First passes of 2^14-element blocks leave SMs idle at 2^20..2^22 (64..256 blocks for 132 SMs):
+  // there a first pass of L - 9 stages (>= 12: at least 256 blocks of 2^12..2^13) measured 8-13%
+  // faster on an H200 (bench/RESULTS.md).
+  const int first_max = env_int("PAGH_FWHT_CUDA_FAST_FIRST", L >= 20 && L <= 22 ? std::max(12, L - 9) : 14, 8, 14);
   // Later passes: one of up to 10 stages, else two balanced ones; at least 4 stages each.
   std::vector<int> later;
   const int rest = L - first_max;
@@ -257,6 +261,9 @@ FusedGeometry make_fused(std::vector<FastPass>& passes, std::int64_t n, std::int
   a.w = wa, b.w = wb;
   a.block_log = b.block_log = block_log;
   f.fused = true;
+  // Plain transforms from 2^29: a lag of one strip measured 7-9% faster (H200, two runs: 2^29 2.96
+  // against 3.18 ms, 2^30 5.89 against 6.43); at 2^27/2^28 it is slower (bench/NOTES.md).
+  f.one_strip_lag = st == Stabilization::none && L >= 29;
   f.block_log = block_log;
   f.strip_columns = columns;
   f.strips_per_transform = (std::int64_t{1} << a.s) / columns;
@@ -267,6 +274,7 @@ FusedGeometry make_fused(std::vector<FastPass>& passes, std::int64_t n, std::int
 }
 
 std::int64_t fused_lag(const FusedGeometry& f, std::int64_t resident_blocks) {
+  if (f.one_strip_lag) return env_int("PAGH_FWHT_CUDA_FUSE_LAG", 1, 1, 64);
   const std::int64_t lag = (3 * resident_blocks + 2 * f.tiles_a - 1) / (2 * f.tiles_a);
   const int fallback = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(lag, 64)));
   return env_int("PAGH_FWHT_CUDA_FUSE_LAG", fallback, 1, 64);

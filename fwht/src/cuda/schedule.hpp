@@ -61,7 +61,9 @@ Schedule make_schedule(std::int64_t n, std::int64_t batch, int compute_bytes, bo
 // [s, s+g) to tiles of 2^g rows x 2^w columns (w = block_log - g, 4 <= w <= 8, 2^w <= 2^s).
 // block_log is 12..14; g <= 14 on the first pass, 4 <= g <= 10 on later ones: one pass up to
 // 2^14, two up to 2^24, three up to 2^34. Single-pass plans of n <= 2^12 use 2^13-element blocks,
-// except 2^12 for n <= 2^8 with 4-byte storage (bench/NOTES.md).
+// except 2^12 for n <= 2^8 with 4-byte storage and 2^14 for n = 2^11, 2^12 with 2-byte storage
+// (bench/NOTES.md). Two-pass plans take 14 stages in the first pass, except max(12, L - 9) at
+// 2^20..2^22, so that the first pass has at least 256 blocks.
 //
 // With max_cluster_log > 0 (plain modes on a device with thread-block clusters) passes may also be
 // cluster passes (cluster_pass.cuh: cluster_log > 0, blocks of 2^14 elements, g counting the
@@ -105,12 +107,14 @@ std::vector<FastPass> make_wide_schedule(std::int64_t n, std::int64_t batch);
 // slower than three launches at 2^23..2^28 on an H200; bench/NOTES.md) or PAGH_FWHT_CUDA_FUSE=0.
 struct FusedGeometry {
   bool fused = false;
+  bool one_strip_lag = false;  // the default lag is 1 (fused_lag)
   int block_log = 12;
   std::int64_t strip_columns = 0, strips_per_transform = 0, strips = 0, tiles_a = 0, tiles_b = 0;
   std::int64_t lag = 1;  // set by the plan from the resident blocks (fused_lag)
 };
 // Strips between a strip's A tiles and its B tiles: enough A tiles (1.5x the resident blocks) for
-// the B tiles rarely to wait. PAGH_FWHT_CUDA_FUSE_LAG overrides (1..64).
+// the B tiles rarely to wait; one for plain transforms from 2^29 (one_strip_lag: measured faster).
+// PAGH_FWHT_CUDA_FUSE_LAG overrides (1..64).
 std::int64_t fused_lag(const FusedGeometry& f, std::int64_t resident_blocks);
 FusedGeometry make_fused(std::vector<FastPass>& passes, std::int64_t n, std::int64_t batch, int work_bytes,
                          Stabilization st);
