@@ -283,7 +283,9 @@ class CudaPlan final : public PlanImpl {
       a.inverse = Tr::kInteger && options_.normalization == Normalization::inverse;
       a.vec_src = first && aligned16(a.src);
       a.vec_dst = (first || p.cluster_log > 0) && aligned16(a.dst);
-      a.staged = staged_ && sizeof(S) == 4;  // 2-byte storage: direct loads measured faster
+      // 2-byte storage: staged only in blocks of 2^14 elements (H200, f16/bf16 batches: 10-12% faster
+      // at 2^11, 2^12, 2^14, 2^15; 2^13-element blocks 2-11% slower staged; bench/NOTES.md).
+      a.staged = stage_mode_ == 2 || (stage_mode_ == 1 && (sizeof(S) == 4 || p.block_log == 14));
       a.carry = carry;
       a.dependent = !first && dependent_launch_;
       return a;
@@ -309,10 +311,11 @@ class CudaPlan final : public PlanImpl {
   Route route_ = Route::tile;
   bool small_ = false;  // wide_onchip / wide_carry, n <= 8 (one stage group)
   // Benchmark knob: PAGH_FWHT_CUDA_FAST_STAGE=0 loads first-pass tiles straight into registers
-  // (16-byte loads of consecutive elements per thread) instead of through cp.async.
-  bool staged_ = [] {
+  // (16-byte loads of consecutive elements per thread) instead of through cp.async; =2 stages 2-byte
+  // storage in every block size too (default 1: 4-byte storage, and 2-byte in 2^14-element blocks).
+  int stage_mode_ = [] {
     const char* env = std::getenv("PAGH_FWHT_CUDA_FAST_STAGE");
-    return !(env && env[0] == '0');
+    return env && (env[0] == '0' || env[0] == '2') ? env[0] - '0' : 1;
   }();
   std::vector<FastPass> fast_schedule_;
   bool dependent_launch_ = device_dependent_launch();
