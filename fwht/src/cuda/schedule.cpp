@@ -161,7 +161,8 @@ std::vector<FastPass> make_fast_schedule(std::int64_t n, std::int64_t batch, int
   // First passes of 2^14-element blocks leave SMs idle at 2^20..2^22 (64..256 blocks for 132 SMs):
   // there a first pass of L - 9 stages (>= 12: at least 256 blocks of 2^12..2^13) measured 8-13%
   // faster on an H200 (bench/RESULTS.md).
-  const int first_max = env_int("PAGH_FWHT_CUDA_FAST_FIRST", L >= 20 && L <= 22 ? std::max(12, L - 9) : 14, 8, 14);
+  const int first_default = L >= 20 && L <= 22 ? std::max(12, L - 9) : 14;
+  const int first_max = env_int("PAGH_FWHT_CUDA_FAST_FIRST", first_default, 8, 14);
   // Later passes: one of up to 10 stages, else two balanced ones; at least 4 stages each.
   std::vector<int> later;
   const int rest = L - first_max;
