@@ -6,6 +6,8 @@
 #include <cuda_runtime.h>
 
 #include <cmath>
+#include <algorithm>
+#include <bit>
 #include <cstdlib>
 #include <limits>
 #include <random>
@@ -14,6 +16,7 @@
 
 #include "cuda/cluster_lists.hpp"
 #include "cuda/device_tables.hpp"
+#include "cuda/wide_layout.hpp"
 #include "sketch/compress.hpp"
 #include "sketch/cuda.hpp"
 #include "sketch/hashing.hpp"
@@ -125,6 +128,70 @@ TEST(SketchCudaHost, ClusterListsPartitionEveryEntryOnce) {
   }
 }
 
+// Host-side (runs without a GPU): the wide kernel's layout holds every entry exactly once, in warp
+// w's parts when its slot (h mod 2^14) is in [1024 w, 1024 w + 1024): the first entry of each slot
+// in the stores part (slots distinct), the others in the adds part after every lower-indexed entry
+// of their slot and never twice on a slot in one instruction; codes carry the swizzled cell and
+// the fold's parity per slice, padding a private dummy cell; sources carry the index and the sign.
+TEST(SketchCudaHost, WideLayoutPlacesEveryEntryOnceInOrder) {
+  const std::int64_t n = 20000, buckets = std::int64_t{1} << 17;  // about 1.2 entries per slot
+  const int d = 2;
+  const std::uint32_t pad_offset = 1u << 17;
+  const pagh::HashTables tables = pagh::draw_hash_tables(11, d, n, 1, buckets);
+  pagh::cuda::WideLayout layout;
+  pagh::cuda::build_wide_layout(tables.bucket_a.data(), tables.sign_a.data(), n, d, pad_offset, layout);
+  ASSERT_EQ(layout.source.size(), static_cast<std::size_t>(d * layout.padded));
+  ASSERT_EQ(layout.code.size(), layout.source.size());
+  ASSERT_EQ(layout.segment.size(), static_cast<std::size_t>(d * 33));
+  const auto pad = pagh::cuda::kWidePad;
+  const int part = 32 * pagh::cuda::kWideBatch;
+  std::int64_t added = 0;
+  for (int t = 0; t < d; ++t) {
+    std::vector<int> seen(static_cast<std::size_t>(n), 0);
+    std::vector<std::int64_t> last_index(16384, -1);  // per slot: the index added last
+    const auto at = [&](std::int64_t j) { return static_cast<std::size_t>(t * layout.padded + j); };
+    const int* segment = layout.segment.data() + t * 33;
+    ASSERT_EQ(segment[0], 0);
+    ASSERT_LE(segment[32], layout.padded);
+    for (int w = 0; w < 16; ++w)
+      for (int adds = 0; adds < 2; ++adds) {
+        const std::int64_t begin = segment[2 * w + adds], end = segment[2 * w + adds + 1];
+        ASSERT_EQ((end - begin) % part, 0) << "parts are whole batches";
+        std::vector<std::uint32_t> slots_here;
+        for (std::int64_t j = begin; j < end; ++j) {
+          if (j % 32 == 0) slots_here.clear();
+          const std::uint32_t src = layout.source[at(j)], c = layout.code[at(j)];
+          if (src == pad) {
+            EXPECT_EQ(c, pad_offset + 4 * static_cast<std::uint32_t>(32 * w + j % 32)) << "padding writes its own dummy cell";
+            continue;
+          }
+          const std::uint32_t i = src & pad;
+          ASSERT_LT(i, static_cast<std::uint32_t>(n));
+          ++seen[i];
+          const std::uint32_t h = tables.h1(t, i), slot = h & 16383u;
+          EXPECT_EQ(static_cast<int>(slot >> 10), w);
+          EXPECT_EQ((src >> 31) != 0, tables.s1(t, i) < 0);
+          EXPECT_EQ(c & 0x3ffffu, 4 * pagh::cuda::wide_swizzle(slot));
+          for (std::uint32_t f = 0; f < 8; ++f)
+            EXPECT_EQ((c >> (18 + f)) & 1u, static_cast<std::uint32_t>(std::popcount(f & (h >> 14)) & 1)) << "slice " << f;
+          EXPECT_EQ(std::count(slots_here.begin(), slots_here.end(), slot), 0) << "one instruction holds slot " << slot << " twice";
+          slots_here.push_back(slot);
+          if (adds == 0) {
+            EXPECT_EQ(last_index[slot], -1) << "the stores part holds each slot once";
+          } else {
+            EXPECT_GE(last_index[slot], 0) << "an add before its slot's store";
+            ++added;
+          }
+          EXPECT_GT(static_cast<std::int64_t>(i), last_index[slot]) << "a slot's entries in index order";
+          last_index[slot] = i;
+        }
+      }
+    for (std::int64_t j = segment[32]; j < layout.padded; ++j) EXPECT_EQ(layout.source[at(j)], pad);
+    for (std::int64_t i = 0; i < n; ++i) ASSERT_EQ(seen[static_cast<std::size_t>(i)], 1) << "entry " << i;
+  }
+  EXPECT_GT(added, 5000) << "the test needs slots with several entries";
+}
+
 TEST(SketchCuda, DeviceTablesEqualHostTables) {
   SKIP_WITHOUT_GPU();
   struct Case { std::uint64_t seed; int d; std::int64_t m, p, b; };
@@ -183,15 +250,23 @@ TEST(SketchCuda, IntegerInputsBitIdenticalToCpuOnEveryPath) {
       SCOPED_TRACE(std::string(c.name) + ", b = " + std::to_string(shape.b) + ", d = " + std::to_string(shape.d));
       const pagh::SketchParams params = params_for(c, shape.d, rng());
       const auto y = host_sketches(pagh::compress(A, B, params));
-      // The fused path runs with each kernel: slices (PAGH_SKETCH_CLUSTER=0) and every cluster size.
-      for (const char* cluster : {"0", "1", "2", "3", "4"}) {
+      // The fused path runs with each kernel: wide slices (b >= 2^14), slices (PAGH_SKETCH_WIDE=0,
+      // PAGH_SKETCH_CLUSTER=0) and every cluster size.
+      for (const char* cluster : {"wide", "0", "1", "2", "3", "4"}) {
+        const bool wide = std::string(cluster) == "wide";
         if (std::string(cluster) != "0" && (c.force_general || c.precision != fwht::DType::f32 || c.stabilization != fwht::Stabilization::none ||
                                             c.algorithm != fwht::Algorithm::folklore))
           continue;
+        if (wide && shape.b < 16384) continue;
         SCOPED_TRACE(std::string("PAGH_SKETCH_CLUSTER=") + cluster);
-        setenv("PAGH_SKETCH_CLUSTER", cluster, 1);
+        setenv("PAGH_SKETCH_WIDE", wide ? "1" : "0", 1);
+        if (!wide) setenv("PAGH_SKETCH_CLUSTER", cluster, 1);
+        if (wide) {  // the piece loop of the wide path: pieces of 7 k
+          setenv("PAGH_SKETCH_WIDE_PIECE", "7", 1);
+          EXPECT_NE(pagh::cuda::Compressor(shape.m, shape.K, shape.p, params).path().find("wide"), std::string::npos);
+        }
         const auto gpu = pagh::cuda::compress(A, B, params, {.force_general = c.force_general});
-        unsetenv("PAGH_SKETCH_CLUSTER");
+        unsetenv("PAGH_SKETCH_CLUSTER"), unsetenv("PAGH_SKETCH_WIDE"), unsetenv("PAGH_SKETCH_WIDE_PIECE");
         EXPECT_EQ(gpu.buckets(), shape.b);
         const auto x = device_sketches(gpu);
         const std::int64_t at = first_difference(x, y);
@@ -241,11 +316,12 @@ TEST(SketchCuda, ClusterAndSliceKernelsAgreeWithinRounding) {
   std::mt19937_64 rng(run_seed());
   const Dense A = gaussian(2100, 90, rng), B = gaussian(90, 1900, rng);  // b = 32768: clusters of 8
   const pagh::SketchParams params{.repetitions = 2, .seed = rng()};
+  setenv("PAGH_SKETCH_WIDE", "0", 1);
   setenv("PAGH_SKETCH_CLUSTER", "3", 1);
   const auto clusters = device_sketches(pagh::cuda::compress(A, B, params));
   setenv("PAGH_SKETCH_CLUSTER", "0", 1);
   const auto slices = device_sketches(pagh::cuda::compress(A, B, params));
-  unsetenv("PAGH_SKETCH_CLUSTER");
+  unsetenv("PAGH_SKETCH_CLUSTER"), unsetenv("PAGH_SKETCH_WIDE");
   ASSERT_EQ(clusters.size(), slices.size());
   double scale = 0, worst = 0;
   for (std::size_t i = 0; i < slices.size(); ++i)
@@ -253,6 +329,42 @@ TEST(SketchCuda, ClusterAndSliceKernelsAgreeWithinRounding) {
   const double tolerance = 32 * std::log2(32768.0 * 90) * std::numeric_limits<float>::epsilon() * scale;
   EXPECT_LE(worst, tolerance) << "max |clusters - slices| " << worst << " vs max |c| " << scale;
   EXPECT_GT(worst, 0.0) << "the two kernels sum in different orders; identical bits would mean one path ran twice";
+}
+
+// The wide kernel (the default for 2^14 <= b <= 2^17) against the CPU, the slice kernel and itself:
+// within rounding of both, deterministic, independent of chunking (streaming) and of its pieces.
+TEST(SketchCuda, WideKernelAgreesWithinRoundingAndIsDeterministic) {
+  SKIP_WITHOUT_GPU();
+  TRACE_SEED();
+  std::mt19937_64 rng(run_seed());
+  const Dense A = gaussian(2100, 90, rng), B = gaussian(90, 1900, rng);  // b = 32768: two wide slices
+  const pagh::SketchParams params{.repetitions = 3, .seed = rng()};
+  EXPECT_NE(pagh::cuda::Compressor(2100, 90, 1900, params).path().find("wide"), std::string::npos);
+  const auto wide = device_sketches(pagh::cuda::compress(A, B, params));
+  EXPECT_EQ(first_difference(wide, device_sketches(pagh::cuda::compress(A, B, params))), -1) << "two runs differ";
+  const std::size_t budget = 2 * 10 * (2100 + 1900) * 4;  // chunks of about 10 k
+  EXPECT_EQ(first_difference(wide, device_sketches(pagh::cuda::compress(A, B, params, {.max_input_bytes = budget}))), -1)
+      << "streaming changed the result";
+  setenv("PAGH_SKETCH_WIDE_PIECE", "4", 1);
+  EXPECT_EQ(first_difference(wide, device_sketches(pagh::cuda::compress(A, B, params))), -1) << "pieces of 4 k changed the result";
+  unsetenv("PAGH_SKETCH_WIDE_PIECE");
+  setenv("PAGH_SKETCH_WIDE", "0", 1);
+  setenv("PAGH_SKETCH_CLUSTER", "0", 1);
+  const auto slices = device_sketches(pagh::cuda::compress(A, B, params));
+  unsetenv("PAGH_SKETCH_WIDE"), unsetenv("PAGH_SKETCH_CLUSTER");
+  const auto cpu = host_sketches(pagh::compress(A, B, params));
+  ASSERT_EQ(wide.size(), cpu.size());
+  ASSERT_EQ(slices.size(), cpu.size());
+  double scale = 0, worst_cpu = 0, worst_slices = 0;
+  for (std::size_t i = 0; i < cpu.size(); ++i) {
+    scale = std::max(scale, std::fabs(cpu[i]));
+    worst_cpu = std::max(worst_cpu, std::fabs(wide[i] - cpu[i]));
+    worst_slices = std::max(worst_slices, std::fabs(wide[i] - slices[i]));
+  }
+  const double tolerance = 32 * std::log2(32768.0 * 90) * std::numeric_limits<float>::epsilon() * scale;
+  EXPECT_LE(worst_cpu, tolerance) << "max |wide - cpu| " << worst_cpu << " vs max |c| " << scale;
+  EXPECT_LE(worst_slices, tolerance) << "max |wide - slices| " << worst_slices << " vs max |c| " << scale;
+  EXPECT_GT(worst_slices, 0.0) << "the two kernels transform in different orders; identical bits would mean one path ran twice";
 }
 
 TEST(SketchCuda, StreamingEqualsInMemoryAndIsDeterministic) {

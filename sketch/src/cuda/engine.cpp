@@ -11,6 +11,7 @@
 
 #include "cuda/cluster_lists.hpp"
 #include "cuda/direct_sketch.hpp"
+#include "cuda/wide_layout.hpp"
 #include "pagh/error.hpp"
 
 namespace pagh::cuda {
@@ -28,6 +29,23 @@ int dtype_code(fwht::DType t) {
     default: return 3;
   }
 }
+
+// Host <-> device copies of the tables and lists built on the host (plan time only).
+template <class T>
+void upload(const std::vector<T>& host, DeviceArray<T>& device_array, const char* what, cudaStream_t stream) {
+  device_array = DeviceArray<T>(host.size(), what);
+  if (!host.empty())
+    PAGH_CUDA_CHECK(cudaMemcpyAsync(device_array.data(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice, stream), kWhere);
+}
+template <class T>
+std::vector<T> copy_back(const DeviceArray<T>& device_array, cudaStream_t stream) {
+  std::vector<T> host(device_array.size());
+  if (!host.empty())
+    PAGH_CUDA_CHECK(cudaMemcpyAsync(host.data(), device_array.data(), device_array.bytes(), cudaMemcpyDeviceToHost, stream), kWhere);
+  return host;
+}
+// Permuted lines of one wide launch: about this many bytes (the chunk is cut into such pieces).
+constexpr std::int64_t kWideLineBytes = std::int64_t{256} << 20;
 
 }  // namespace
 
@@ -60,7 +78,9 @@ Engine::Engine(std::int64_t m, std::int64_t K, std::int64_t p, const SketchParam
   const auto db = static_cast<std::size_t>(d_ * b_);
   spectrum_ = DeviceArray<char>(db * static_cast<std::size_t>(acc_bytes_), "sketch spectra");
 
-  if (fused_ && prepare_clusters(stream)) {
+  if (fused_ && prepare_wide(stream)) {
+    path_ = "fused, wide slices of 2^" + std::to_string(kWideLog);
+  } else if (fused_ && prepare_clusters(stream)) {
     path_ = "fused, clusters of " + std::to_string(1 << cluster_);
   } else if (fused_) {
     code_a_ = DeviceArray<std::uint32_t>(static_cast<std::size_t>(d_ * m), "scatter codes of A");
@@ -83,8 +103,10 @@ Engine::Engine(std::int64_t m, std::int64_t K, std::int64_t p, const SketchParam
     PAGH_CUDA_CHECK(cudaGetDevice(&device), kWhere);
     PAGH_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), kWhere);
     // Enough groups of k for one full wave of resident blocks (groups x slices x d blocks).
-    const std::int64_t slices = b_ >> kSliceLog;
-    const std::int64_t resident = cluster_ > 0 ? cluster_resident_blocks(cluster_) : std::int64_t{fused_blocks_per_sm()} * sms;
+    const std::int64_t slices = b_ >> (wide_ ? kWideLog : kSliceLog);
+    const std::int64_t resident = wide_           ? std::int64_t{wide_blocks_per_sm()} * sms
+                                  : cluster_ > 0 ? cluster_resident_blocks(cluster_)
+                                                 : std::int64_t{fused_blocks_per_sm()} * sms;
     groups_ = static_cast<int>(std::clamp<std::int64_t>(resident / (slices * d_), 1, std::max<std::int64_t>(K, 1)));
     path_ += " (" + std::to_string(groups_) + " groups x " + std::to_string(slices) + " slices x " + std::to_string(d_) + " repetitions)";
     partials_ = DeviceArray<float>(static_cast<std::size_t>(groups_) * db, "partial spectra");
@@ -114,6 +136,38 @@ static int cluster_log_for(int log2b) {
   return log2b >= 16 ? 3 : 0;
 }
 
+// The wide kernel (wide_sketch.cu) replaces both for 2^14 <= b <= 2^17 (bench/NOTES.md "sketch-cuda
+// wide kernel"). PAGH_SKETCH_WIDE=0 turns it off (then PAGH_SKETCH_CLUSTER chooses as before).
+static bool wide_allowed(int log2b, std::int64_t m, std::int64_t p) {
+  if (const char* knob = std::getenv("PAGH_SKETCH_WIDE"); knob && std::string(knob) == "0") return false;
+  return log2b >= kWideLog && log2b <= kWideMaxLog && m <= kWideMaxLine && p <= kWideMaxLine;
+}
+
+bool Engine::prepare_wide(cudaStream_t stream) {
+  if (!wide_allowed(log2b_, m_, p_)) return false;
+  const auto bucket_a = copy_back(tables_.bucket_a, stream), bucket_b = copy_back(tables_.bucket_b, stream);
+  const auto sign_a = copy_back(tables_.sign_a, stream), sign_b = copy_back(tables_.sign_b, stream);
+  PAGH_CUDA_CHECK(cudaStreamSynchronize(stream), kWhere);
+  // The dummy cells follow both buffers in the kernel's shared memory (wide_layout.hpp).
+  WideLayout a, b;
+  constexpr std::uint32_t buffer_bytes = std::uint32_t{4} << kWideLog;
+  build_wide_layout(bucket_a.data(), sign_a.data(), m_, d_, 2 * buffer_bytes, a);
+  build_wide_layout(bucket_b.data(), sign_b.data(), p_, d_, buffer_bytes, b);
+  upload(a.source, wide_source_a_, "wide layout of A", stream), upload(a.code, wide_code_a_, "wide layout of A", stream);
+  upload(a.segment, wide_segment_a_, "wide layout of A", stream);
+  upload(b.source, wide_source_b_, "wide layout of B", stream), upload(b.code, wide_code_b_, "wide layout of B", stream);
+  upload(b.segment, wide_segment_b_, "wide layout of B", stream);
+  wide_ld_a_ = a.padded, wide_ld_b_ = b.padded;
+  const std::int64_t per_k = d_ * (wide_ld_a_ + wide_ld_b_) * static_cast<std::int64_t>(sizeof(float));
+  wide_chunk_ = std::clamp<std::int64_t>(kWideLineBytes / per_k, 1, std::max<std::int64_t>(K_, 1));
+  if (const char* knob = std::getenv("PAGH_SKETCH_WIDE_PIECE"))  // tests: pieces of this many k
+    wide_chunk_ = std::clamp<std::int64_t>(std::atoll(knob), 1, wide_chunk_);
+  wide_lines_ = DeviceArray<float>(static_cast<std::size_t>(wide_chunk_ * d_ * (wide_ld_a_ + wide_ld_b_)), "permuted lines");
+  PAGH_CUDA_CHECK(cudaStreamSynchronize(stream), kWhere);  // the host vectors go out of scope
+  wide_ = true;
+  return true;
+}
+
 bool Engine::prepare_clusters(cudaStream_t stream) {
   const int log_cluster = cluster_log_for(log2b_);
   if (log_cluster == 0) return false;
@@ -121,30 +175,17 @@ bool Engine::prepare_clusters(cudaStream_t stream) {
   PAGH_CUDA_CHECK(cudaGetDevice(&device), kWhere);
   PAGH_CUDA_CHECK(cudaDeviceGetAttribute(&supported, cudaDevAttrClusterLaunch, device), kWhere);
   if (!supported || cluster_resident_blocks(log_cluster) == 0) return false;
-  auto upload = [&](const auto& host, auto& device_array, const char* what) {
-    using T = typename std::decay_t<decltype(host)>::value_type;
-    device_array = DeviceArray<T>(host.size(), what);
-    if (!host.empty())
-      PAGH_CUDA_CHECK(cudaMemcpyAsync(device_array.data(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice, stream), kWhere);
-  };
-  auto copy_back = [&](const auto& device_array) {
-    using T = std::remove_pointer_t<decltype(device_array.data())>;
-    std::vector<T> host(device_array.size());
-    if (!host.empty())
-      PAGH_CUDA_CHECK(cudaMemcpyAsync(host.data(), device_array.data(), device_array.bytes(), cudaMemcpyDeviceToHost, stream), kWhere);
-    return host;
-  };
-  const auto bucket_a = copy_back(tables_.bucket_a), bucket_b = copy_back(tables_.bucket_b);
-  const auto sign_a = copy_back(tables_.sign_a), sign_b = copy_back(tables_.sign_b);
+  const auto bucket_a = copy_back(tables_.bucket_a, stream), bucket_b = copy_back(tables_.bucket_b, stream);
+  const auto sign_a = copy_back(tables_.sign_a, stream), sign_b = copy_back(tables_.sign_b, stream);
   PAGH_CUDA_CHECK(cudaStreamSynchronize(stream), kWhere);
   ClusterLists a, b;
   if (!build_cluster_lists(bucket_a.data(), sign_a.data(), m_, d_, log_cluster, a) ||
       !build_cluster_lists(bucket_b.data(), sign_b.data(), p_, d_, log_cluster, b))
     return false;
-  upload(a.index, list_index_a_, "cluster lists of A"), upload(a.code, list_code_a_, "cluster lists of A");
-  upload(a.start, list_start_a_, "cluster lists of A");
-  upload(b.index, list_index_b_, "cluster lists of B"), upload(b.code, list_code_b_, "cluster lists of B");
-  upload(b.start, list_start_b_, "cluster lists of B");
+  upload(a.index, list_index_a_, "cluster lists of A", stream), upload(a.code, list_code_a_, "cluster lists of A", stream);
+  upload(a.start, list_start_a_, "cluster lists of A", stream);
+  upload(b.index, list_index_b_, "cluster lists of B", stream), upload(b.code, list_code_b_, "cluster lists of B", stream);
+  upload(b.start, list_start_b_, "cluster lists of B", stream);
   PAGH_CUDA_CHECK(cudaStreamSynchronize(stream), kWhere);  // the host vectors go out of scope
   cluster_ = log_cluster;
   return true;
@@ -184,6 +225,26 @@ void Engine::add_direct(const Lines& a, const Lines& b, const std::int64_t* pair
 void Engine::add_dense(const float* a, std::int64_t lda, const float* bt, std::int64_t ldbt, std::int64_t k_first,
                        std::int64_t count) {
   if (count <= 0) return;
+  if (fused_ && wide_) {
+    // Pieces of at most wide_chunk_ k: permute their lines (every repetition), then sketch them.
+    float* lines_a = wide_lines_.data();
+    float* lines_b = lines_a + wide_chunk_ * d_ * wide_ld_a_;
+    for (std::int64_t done = 0; done < count; done += wide_chunk_) {
+      const std::int64_t piece = std::min(wide_chunk_, count - done);
+      launch_permute_lines(a + done * lda, lda, m_, wide_source_a_.data(), wide_ld_a_, d_, piece, lines_a, stream_);
+      launch_permute_lines(bt + done * ldbt, ldbt, p_, wide_source_b_.data(), wide_ld_b_, d_, piece, lines_b, stream_);
+      WideArgs args;
+      args.lines_a = lines_a, args.lines_b = lines_b, args.ld_a = wide_ld_a_, args.ld_b = wide_ld_b_;
+      args.code_a = wide_code_a_.data(), args.code_b = wide_code_b_.data();
+      args.segment_a = wide_segment_a_.data(), args.segment_b = wide_segment_b_.data();
+      args.partials = partials_.data();
+      args.k_first = k_first + done, args.k_count = piece;
+      args.log2b = log2b_, args.repetitions = d_, args.groups = groups_, args.accumulate = started_;
+      launch_wide(args, stream_);
+      started_ = true;
+    }
+    return;
+  }
   if (fused_ && cluster_ > 0) {
     ClusterArgs args;
     args.a = a, args.lda = lda, args.bt = bt, args.ldbt = ldbt;

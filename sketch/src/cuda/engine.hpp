@@ -56,6 +56,7 @@ class Engine {
  private:
   void general_batches(const Lines& a, const Lines& b, std::int64_t count);
   bool prepare_clusters(cudaStream_t stream);
+  bool prepare_wide(cudaStream_t stream);
 
   std::int64_t m_, K_, p_, b_;
   int d_, log2b_;
@@ -65,11 +66,17 @@ class Engine {
   std::string path_;
   int acc_bytes_ = 4;
   DeviceTables tables_;
-  // fused path (slices, or clusters when cluster_ > 0: log2 of the cluster size)
+  // fused path (slices, clusters when cluster_ > 0: log2 of the cluster size, or wide slices)
   DeviceArray<std::uint32_t> code_a_, code_b_;
   int cluster_ = 0;
   DeviceArray<std::uint32_t> list_index_a_, list_code_a_, list_index_b_, list_code_b_;
   DeviceArray<std::int64_t> list_start_a_, list_start_b_;
+  // the wide kernel: per-side layouts (wide_layout.hpp) and the permuted lines of one piece
+  bool wide_ = false;
+  DeviceArray<std::uint32_t> wide_source_a_, wide_code_a_, wide_source_b_, wide_code_b_;
+  DeviceArray<std::int32_t> wide_segment_a_, wide_segment_b_;
+  std::int64_t wide_ld_a_ = 0, wide_ld_b_ = 0, wide_chunk_ = 1;
+  DeviceArray<float> wide_lines_;
   DeviceArray<float> partials_;
   int groups_ = 1;
   bool started_ = false;

@@ -60,6 +60,28 @@ int cluster_resident_blocks(int log_cluster);
 // Blocks of the fused kernel that fit on one SM (occupancy), for choosing the group count.
 int fused_blocks_per_sm();
 
+// The wide kernel (wide_sketch.cu): slices of 2^14 buckets, 512 threads, lines permuted into the
+// order of wide_layout.hpp first. For 2^14 <= b <= 2^17 and lines of at most 2^15 entries.
+inline constexpr int kWideMaxLog = 17;
+inline constexpr std::int64_t kWideMaxLine = std::int64_t{1} << 15;
+struct WideArgs {
+  const float* lines_a = nullptr;  // permuted lines: line (t, k) at lines_a + (t * k_count + k - k_first) * ld_a
+  const float* lines_b = nullptr;
+  std::int64_t ld_a = 0, ld_b = 0;  // the layouts' padded lengths
+  const std::uint32_t *code_a = nullptr, *code_b = nullptr;  // repetitions * ld codes (wide_layout.hpp)
+  const int *segment_a = nullptr, *segment_b = nullptr;      // repetitions * 17 warp segments
+  float* partials = nullptr;  // groups * d * b, as FusedArgs
+  std::int64_t k_first = 0, k_count = 0;
+  int log2b = 0, repetitions = 0, groups = 0;
+  bool accumulate = false;
+};
+void launch_wide(const WideArgs& args, cudaStream_t stream);
+// out[(t * count + l) * padded + j] = s(i) in[l * ld_in + i] for i = source[t * padded + j]
+// (0 where source is kWidePad): lines l = 0..count-1 of length n <= kWideMaxLine.
+void launch_permute_lines(const float* in, std::int64_t ld_in, std::int64_t n, const std::uint32_t* source, std::int64_t padded,
+                          int repetitions, std::int64_t count, float* out, cudaStream_t stream);
+int wide_blocks_per_sm();
+
 // ---- The general path (general_sketch.cu) -----------------------------------------------------
 // Lines k of a chunk, dense (line k at values + (k - k_first) * ld, `length` entries) or sparse
 // (entries start[k - k_first] .. start[k - k_first + 1] of index/values; start is chunk-relative).

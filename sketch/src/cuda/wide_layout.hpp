@@ -1,0 +1,46 @@
+// The layout of one side's entries for the wide sketch kernel (wide_sketch.cu), built on the host
+// once per plan from the hash tables. A block of that kernel owns 2^14 buckets (a "wide slice");
+// its warp w owns the slots [1024 w, 1024 (w + 1)) of the folded vector (slot = h mod 2^14).
+// Per repetition, warp w's entries form two parts, each padded to a multiple of kWideBatch warp
+// instructions:
+//   - stores [segment[2w], segment[2w + 1]): the first entry (lowest index) of each of its slots,
+//     in slot order: all slots distinct, so each lane stores 0 + x without reading;
+//   - adds [segment[2w + 1], segment[2w + 2]): the other entries, by their rank within their slot
+//     and then by slot: one instruction never holds a slot twice, and a slot's entries are added
+//     in index order (as on the CPU) because instructions run in order.
+// Position j of repetition t holds:
+//   source[t * padded + j] = i | (s(i) < 0) << 31 (kWidePad for padding): the permutation pass
+//     copies s(i) A_ik there, so the kernel reads every line coalesced;
+//   code[t * padded + j] = the byte offset of the entry's shared-memory cell from the side's buffer
+//     (bits 0-17: 4 x the swizzled slot; padding: a private dummy cell of its warp and lane at
+//     pad_offset + 4 (32 w + lane)) | for each slice f < 8 of the fold, popcount(f & (h >> 14)) mod 2
+//     at bit 18 + f (the sign of the entry in slice f).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace pagh::cuda {
+
+inline constexpr int kWideLog = 14;                     // buckets per wide slice: 2^14
+inline constexpr int kWideWarps = 16;                   // 512 threads; warp w owns 1024 slots
+inline constexpr int kWideBatch = 4;                    // warp instructions whose loads the kernel issues together
+inline constexpr int kWideMaxFold = 3;                  // at most 2^3 slices (b <= 2^17)
+inline constexpr std::uint32_t kWidePad = 0x7fffffffu;  // source of a padding position
+
+struct WideLayout {
+  std::vector<std::uint32_t> source, code;  // repetitions * padded
+  std::vector<std::int32_t> segment;        // repetitions * (2 * kWideWarps + 1)
+  std::int64_t padded = 0;                  // positions per repetition
+};
+
+// The swizzled position of slot u in the kernel's shared buffer: bits [5, 8) XORed into [2, 5)
+// (every round of the transform is then free of bank conflicts; wide_sketch.cu).
+constexpr std::uint32_t wide_swizzle(std::uint32_t u) { return u ^ (((u >> 5) & 7u) << 2); }
+
+// buckets/signs: repetitions * n entries (hashing.hpp layout), buckets below 2^(14 + kWideMaxFold).
+// pad_offset: the byte offset of the dummy cells from this side's buffer.
+void build_wide_layout(const std::uint32_t* buckets, const std::int8_t* signs, std::int64_t n, int repetitions,
+                       std::uint32_t pad_offset, WideLayout& out);
+
+}  // namespace pagh::cuda

@@ -1,0 +1,266 @@
+// The wide sketch kernel: the fused path's kernel for b = 2^14..2^17 (bench/NOTES.md "sketch-cuda
+// wide kernel"). A block of 512 threads owns one wide slice of 2^14 output buckets, one
+// repetition and one group of k; per k it folds column k of A and row k of B into two shared
+// buffers of 2^14 floats (as fused_sketch.cu folds into 2^12: the top log2(b) - 14 stages become
+// the sign (-1)^popcount(f_hi & h_hi) of each entry), transforms both, and adds their product to
+// an accumulator that stays in registers for all k of the block.
+//
+// The scatter reads no index: a permutation pass (permute_lines) first copies each line of the
+// chunk into the order of wide_layout.hpp, s(i) A_ik at the entry's position. Warp w then reads
+// its own parts coalesced and writes only its own 1024 slots: first the stores part (the first
+// entry of each slot: a plain store of 0 + x), then the adds part (the other entries, in index
+// order per slot; one read-modify-write per lane, instructions in order). No atomics, no chains
+// of conflicting lanes, and the sums have a fixed order. The transform runs in three rounds of 32
+// registers per thread:
+//   round A: slots w<<10 | lane<<5 | r     (stages on bits 0-4; 16-byte accesses)   warp-local
+//   round B: slots w<<10 | r<<5 | lane     (stages on bits 5-9)                     warp-local
+//   round C: slots r>>1<<10 | (r&1)<<9 | w<<5 | lane (stages on bits 10-13)         after a barrier
+// so a block synchronizes twice per k and its warps otherwise run at their own pace. Slot u lives
+// at wide_swizzle(u) (wide_layout.hpp), which makes all three rounds free of bank conflicts.
+// Each block adds the k with k mod groups == group in increasing order, so its partial sums do not
+// depend on how K is chunked; the engine reduces the groups' partial spectra in a fixed order.
+#include <cstdint>
+#include <cstdlib>
+
+#include "cuda/device_memory.hpp"
+#include "cuda/kernels.hpp"
+#include "cuda/wide_layout.hpp"
+
+namespace pagh::cuda {
+namespace {
+
+constexpr int kSlots = 1 << kWideLog;
+constexpr int kThreads = 32 * kWideWarps;
+constexpr int kRegs = kSlots / kThreads;  // 32 values per thread in each round
+constexpr unsigned kFull = 0xffffffffu;
+static_assert(kRegs == 32 && kWideLog == 14, "the rounds below assume 2^14 = 2^4 warps x 2^5 lanes x 2^5 registers");
+
+// Butterflies on register bits [first, first + count) in increasing order: (a, b) -> (a + b, a - b).
+template <int kFirst, int kCount>
+__device__ __forceinline__ void stages(float (&v)[kRegs]) {
+#pragma unroll
+  for (int bit = kFirst; bit < kFirst + kCount; ++bit) {
+#pragma unroll
+    for (int r = 0; r < kRegs; ++r) {
+      if ((r & (1 << bit)) == 0) {
+        const float a = v[r], b = v[r | (1 << bit)];
+        v[r] = __fadd_rn(a, b);
+        v[r | (1 << bit)] = __fsub_rn(a, b);
+      }
+    }
+  }
+}
+
+__device__ __forceinline__ void store_shared(unsigned address, float x) {
+  asm volatile("st.shared.f32 [%0], %1;" ::"r"(address), "f"(x) : "memory");
+}
+__device__ __forceinline__ float load_shared(unsigned address) {
+  float x;
+  asm volatile("ld.shared.f32 %0, [%1];" : "=f"(x) : "r"(address) : "memory");
+  return x;
+}
+
+// One part (wide_layout.hpp) of warp w's segments of both permuted lines, kWideBatch instructions
+// per line at a time with all their loads issued first (they are L2 or DRAM round trips). Parts
+// are padded to whole batches, so every condition is warp-uniform. kAdd = false: the stores part
+// (distinct slots: cell = 0 + x); true: the adds part (cell += x, instructions in order).
+// x = s(i) A_ik (the permutation applied s) times the fold's sign for this slice, code bit 18 + f.
+template <bool kAdd>
+__device__ __forceinline__ void scatter_part(const float* __restrict__ line_a, const std::uint32_t* __restrict__ code_a, int ja,
+                                             int end_a, unsigned buffer_a, const float* __restrict__ line_b,
+                                             const std::uint32_t* __restrict__ code_b, int jb, int end_b, unsigned buffer_b,
+                                             int sign_shift) {
+  auto place = [&](float x, std::uint32_t c, unsigned buffer) {
+    const float v = __uint_as_float(__float_as_uint(x) ^ ((c << sign_shift) & 0x80000000u));
+    const unsigned cell = buffer + (c & 0x3ffffu);
+    if constexpr (kAdd) {
+      store_shared(cell, __fadd_rn(load_shared(cell), v));
+      __syncwarp();  // the next instruction may add to this slot
+    } else {
+      store_shared(cell, __fadd_rn(0.0f, v));  // 0 + x, as the CPU's zeroed bucket (turns -0 into +0)
+    }
+  };
+  for (; ja < end_a || jb < end_b; ja += 32 * kWideBatch, jb += 32 * kWideBatch) {
+    const bool more_a = ja < end_a, more_b = jb < end_b;
+    float xa[kWideBatch], xb[kWideBatch];
+    std::uint32_t ca[kWideBatch], cb[kWideBatch];
+    if (more_a) {
+#pragma unroll
+      for (int q = 0; q < kWideBatch; ++q) xa[q] = __ldg(line_a + ja + 32 * q), ca[q] = __ldg(code_a + ja + 32 * q);
+    }
+    if (more_b) {
+#pragma unroll
+      for (int q = 0; q < kWideBatch; ++q) xb[q] = __ldg(line_b + jb + 32 * q), cb[q] = __ldg(code_b + jb + 32 * q);
+    }
+    if (more_a) {
+#pragma unroll
+      for (int q = 0; q < kWideBatch; ++q) place(xa[q], ca[q], buffer_a);
+    }
+    if (more_b) {
+#pragma unroll
+      for (int q = 0; q < kWideBatch; ++q) place(xb[q], cb[q], buffer_b);
+    }
+  }
+}
+
+// Rounds A and B of one buffer, on warp `warp`'s 1024 slots (no barrier needed: warp-local).
+__device__ __forceinline__ void rounds_a_b(float* buffer, int warp, int lane, const int (&round_b)[8], float (&v)[kRegs]) {
+  float* row = buffer + (warp << 10) + (lane << 5);
+#pragma unroll
+  for (int q = 0; q < kRegs / 4; ++q) {
+    const float4 x = *reinterpret_cast<const float4*>(row + ((q ^ (lane & 7)) << 2));
+    v[4 * q] = x.x, v[4 * q + 1] = x.y, v[4 * q + 2] = x.z, v[4 * q + 3] = x.w;
+  }
+  stages<0, 5>(v);
+#pragma unroll
+  for (int q = 0; q < kRegs / 4; ++q)
+    *reinterpret_cast<float4*>(row + ((q ^ (lane & 7)) << 2)) = make_float4(v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]);
+  __syncwarp();
+#pragma unroll
+  for (int r = 0; r < kRegs; ++r) v[r] = buffer[round_b[r & 7] + (r << 5)];
+  stages<0, 5>(v);
+#pragma unroll
+  for (int r = 0; r < kRegs; ++r) buffer[round_b[r & 7] + (r << 5)] = v[r];
+}
+
+// Round C: slot (r >> 1) << 10 | (r & 1) << 9 | w << 5 | lane, at round_c + that offset.
+__device__ __forceinline__ void round_c(const float* buffer, int round_c_base, float (&v)[kRegs]) {
+#pragma unroll
+  for (int r = 0; r < kRegs; ++r) v[r] = buffer[round_c_base + ((r >> 1) << 10) + ((r & 1) << 9)];
+  stages<1, 4>(v);
+}
+
+__global__ void __launch_bounds__(kThreads, 1) wide_sketch(WideArgs args) {
+  extern __shared__ __align__(16) float buffers[];  // a_k, b_k (2^14 floats each), then the dummy cells
+  float* buffer_a = buffers;
+  float* buffer_b = buffers + kSlots;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int group = blockIdx.x, rep = blockIdx.z;
+  const std::uint32_t f_hi = blockIdx.y;
+  const int sign_shift = 13 - static_cast<int>(f_hi);  // code bit 18 + f_hi -> bit 31
+  const std::int64_t b = std::int64_t{1} << args.log2b;
+  // Round C's slots (and the accumulator's): u(r) = round_c_base + offset(r) before the swizzle,
+  // whose XOR term (bits 5-7 = warp bits 0-2) is the same for all r of a thread.
+  const int round_c_base = (warp << 5) + (lane ^ ((warp & 7) << 2));
+  const int unswizzled_c = (warp << 5) + lane;
+  int round_b[8];
+#pragma unroll
+  for (int q = 0; q < 8; ++q) round_b[q] = (warp << 10) + (lane ^ (q << 2));
+
+  float* partial = args.partials + (static_cast<std::int64_t>(group) * args.repetitions + rep) * b + (static_cast<std::int64_t>(f_hi) << kWideLog);
+  float acc[kRegs];
+#pragma unroll
+  for (int r = 0; r < kRegs; ++r) acc[r] = args.accumulate ? partial[unswizzled_c + ((r >> 1) << 10) + ((r & 1) << 9)] : 0.0f;
+
+  // This warp's parts (wide_layout.hpp): stores [s0, s1), adds [s1, s2), per side.
+  const int* segment_a = args.segment_a + rep * (2 * kWideWarps + 1) + 2 * warp;
+  const int* segment_b = args.segment_b + rep * (2 * kWideWarps + 1) + 2 * warp;
+  const int a0 = segment_a[0] + lane, a1 = segment_a[1], a2 = segment_a[2];
+  const int b0 = segment_b[0] + lane, b1 = segment_b[1], b2 = segment_b[2];
+  const std::uint32_t* code_a = args.code_a + rep * args.ld_a;
+  const std::uint32_t* code_b = args.code_b + rep * args.ld_b;
+  const auto shared_a = static_cast<unsigned>(__cvta_generic_to_shared(buffer_a));
+  const auto shared_b = static_cast<unsigned>(__cvta_generic_to_shared(buffer_b));
+
+  // The first k of this chunk that belongs to this group.
+  const std::int64_t first = args.k_first + ((group - args.k_first % args.groups) % args.groups + args.groups) % args.groups;
+  const std::int64_t end = args.k_first + args.k_count;
+  for (std::int64_t k = first; k < end; k += args.groups) {
+    const std::int64_t line = rep * args.k_count + (k - args.k_first);
+    // Zero this warp's slots (the previous k's round C has passed the barrier below).
+    const float4 zero = make_float4(0, 0, 0, 0);
+#pragma unroll
+    for (int q = 0; q < 8; ++q) {
+      reinterpret_cast<float4*>(buffer_a + (warp << 10))[lane + 32 * q] = zero;
+      reinterpret_cast<float4*>(buffer_b + (warp << 10))[lane + 32 * q] = zero;
+    }
+    __syncwarp();
+    const float* line_a = args.lines_a + line * args.ld_a;
+    const float* line_b = args.lines_b + line * args.ld_b;
+    scatter_part<false>(line_a, code_a, a0, a1, shared_a, line_b, code_b, b0, b1, shared_b, sign_shift);
+    __syncwarp();
+    scatter_part<true>(line_a, code_a, a1 + lane, a2, shared_a, line_b, code_b, b1 + lane, b2, shared_b, sign_shift);
+    __syncwarp();
+    float v[kRegs];
+    rounds_a_b(buffer_a, warp, lane, round_b, v);
+    rounds_a_b(buffer_b, warp, lane, round_b, v);
+    __syncthreads();
+    float w[kRegs];
+    round_c(buffer_a, round_c_base, v);
+    round_c(buffer_b, round_c_base, w);
+    // P += Ha . Hb, multiply then add (rounded separately, as the CPU engine does).
+#pragma unroll
+    for (int r = 0; r < kRegs; ++r) acc[r] = __fadd_rn(acc[r], __fmul_rn(v[r], w[r]));
+    __syncthreads();
+  }
+#pragma unroll
+  for (int r = 0; r < kRegs; ++r) partial[unswizzled_c + ((r >> 1) << 10) + ((r & 1) << 9)] = acc[r];
+}
+
+// out[(t * count + line) * padded + j] = s(i) x_i for source i of position j (0 on padding): one
+// block per line and repetition, the line staged in shared memory so that both sides coalesce.
+__global__ void permute_lines(const float* __restrict__ in, std::int64_t ld_in, std::int64_t n, const std::uint32_t* __restrict__ source,
+                              std::int64_t padded, std::int64_t count, float* __restrict__ out) {
+  extern __shared__ float staged[];
+  const std::int64_t line = blockIdx.x, rep = blockIdx.y;
+  const float* from = in + line * ld_in;
+  for (std::int64_t i = threadIdx.x; i < n; i += blockDim.x) staged[i] = from[i];
+  __syncthreads();
+  const std::uint32_t* src = source + rep * padded;
+  float* to = out + (rep * count + line) * padded;
+  for (std::int64_t j = threadIdx.x; j < padded; j += blockDim.x) {
+    const std::uint32_t e = src[j];
+    const float x = e == kWidePad ? 0.0f : staged[e & kWidePad];
+    to[j] = __uint_as_float(__float_as_uint(x) ^ (e & 0x80000000u));
+  }
+}
+
+// Shared memory of the wide kernel: both buffers and one dummy cell per thread (padding entries
+// write there), and the one-time attribute that allows it.
+constexpr std::size_t kWideShared = (2 * kSlots + kThreads) * sizeof(float);
+static_assert(2 * kSlots * sizeof(float) + 4 * kThreads <= (1u << 18), "codes hold byte offsets in 18 bits");
+void allow_wide_shared() {
+  static const bool done = [] {
+    PAGH_CUDA_CHECK(cudaFuncSetAttribute(wide_sketch, cudaFuncAttributeMaxDynamicSharedMemorySize, kWideShared), "pagh::cuda::launch_wide");
+    return true;
+  }();
+  (void)done;
+}
+
+}  // namespace
+
+void launch_permute_lines(const float* in, std::int64_t ld_in, std::int64_t n, const std::uint32_t* source, std::int64_t padded,
+                          int repetitions, std::int64_t count, float* out, cudaStream_t stream) {
+  if (count <= 0) return;
+  const std::size_t shared = static_cast<std::size_t>(n) * sizeof(float);
+  if (n > kWideMaxLine || count > INT32_MAX || repetitions > 65535)
+    throw Error("pagh::cuda::launch_permute_lines", "line of " + std::to_string(n) + " entries is longer than the wide kernel's 2^15");
+  static const bool configured = [] {
+    PAGH_CUDA_CHECK(cudaFuncSetAttribute(permute_lines, cudaFuncAttributeMaxDynamicSharedMemorySize, kWideMaxLine * sizeof(float)),
+                    "pagh::cuda::launch_permute_lines");
+    return true;
+  }();
+  (void)configured;
+  permute_lines<<<dim3(static_cast<unsigned>(count), static_cast<unsigned>(repetitions)), 256, shared, stream>>>(in, ld_in, n, source,
+                                                                                                                 padded, count, out);
+  check_launch("permute_lines", "pagh::cuda::launch_permute_lines");
+}
+
+void launch_wide(const WideArgs& args, cudaStream_t stream) {
+  if (args.log2b < kWideLog || args.log2b > kWideMaxLog || args.groups < 1 || args.repetitions < 1 || args.repetitions > 65535)
+    throw Error("pagh::cuda::launch_wide", "unsupported geometry (needs 2^14 <= b <= 2^17)");
+  const dim3 grid(static_cast<unsigned>(args.groups), 1u << (args.log2b - kWideLog), static_cast<unsigned>(args.repetitions));
+  allow_wide_shared();
+  wide_sketch<<<grid, kThreads, kWideShared, stream>>>(args);
+  check_launch("wide_sketch", "pagh::cuda::launch_wide");
+}
+
+int wide_blocks_per_sm() {
+  int blocks = 0;
+  allow_wide_shared();
+  PAGH_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, wide_sketch, kThreads, kWideShared),
+                  "pagh::cuda::wide_blocks_per_sm");
+  return blocks;
+}
+
+}  // namespace pagh::cuda
