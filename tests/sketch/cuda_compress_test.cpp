@@ -143,6 +143,7 @@ TEST(SketchCudaHost, WideLayoutPlacesEveryEntryOnceInOrder) {
   ASSERT_EQ(layout.source.size(), static_cast<std::size_t>(d * layout.padded));
   ASSERT_EQ(layout.code.size(), layout.source.size());
   ASSERT_EQ(layout.segment.size(), static_cast<std::size_t>(d * 33));
+  ASSERT_EQ(layout.padded % (32 * pagh::cuda::kWideBatch), 0);
   const auto pad = pagh::cuda::kWidePad;
   const int part = 32 * pagh::cuda::kWideBatch;
   std::int64_t added = 0;
@@ -158,11 +159,12 @@ TEST(SketchCudaHost, WideLayoutPlacesEveryEntryOnceInOrder) {
         const std::int64_t begin = segment[2 * w + adds], end = segment[2 * w + adds + 1];
         ASSERT_EQ((end - begin) % part, 0) << "parts are whole batches";
         std::vector<std::uint32_t> slots_here;
-        for (std::int64_t j = begin; j < end; ++j) {
-          if (j % 32 == 0) slots_here.clear();
+        for (std::int64_t e = begin; e < end; ++e) {  // instruction order; position j stores it
+          if (e % 32 == 0) slots_here.clear();
+          const std::int64_t j = e - e % part + pagh::cuda::wide_stored_offset(static_cast<int>(e % part));
           const std::uint32_t src = layout.source[at(j)], c = layout.code[at(j)];
           if (src == pad) {
-            EXPECT_EQ(c, pad_offset + 4 * static_cast<std::uint32_t>(32 * w + j % 32)) << "padding writes its own dummy cell";
+            EXPECT_EQ(c, pad_offset + 4 * static_cast<std::uint32_t>(32 * w + e % 32)) << "padding writes its own dummy cell of its lane";
             continue;
           }
           const std::uint32_t i = src & pad;

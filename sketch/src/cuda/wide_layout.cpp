@@ -65,7 +65,14 @@ void build_wide_layout(const std::uint32_t* buckets, const std::int8_t* signs, s
     }
     out.segment[static_cast<std::size_t>(t * (2 * kWideWarps + 1) + 2 * kWideWarps)] = static_cast<std::int32_t>(src.size());
   }
-  out.padded = 32;
+  // Lane-major within chunks (wide_layout.hpp); every part is a whole number of chunks.
+  for (int t = 0; t < repetitions; ++t)
+    for (auto* v : {&source[static_cast<std::size_t>(t)], &code[static_cast<std::size_t>(t)]}) {
+      std::vector<std::uint32_t> stored(v->size());
+      for (std::size_t j = 0; j < v->size(); ++j) stored[j - j % part + static_cast<std::size_t>(wide_stored_offset(static_cast<int>(j % part)))] = (*v)[j];
+      v->swap(stored);
+    }
+  out.padded = static_cast<std::int64_t>(part);
   for (const auto& src : source) out.padded = std::max<std::int64_t>(out.padded, static_cast<std::int64_t>(src.size()));
   out.source.clear(), out.code.clear();
   for (int t = 0; t < repetitions; ++t) {

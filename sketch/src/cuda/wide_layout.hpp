@@ -8,6 +8,9 @@
 //   - adds [segment[2w + 1], segment[2w + 2]): the other entries, by their rank within their slot
 //     and then by slot: one instruction never holds a slot twice, and a slot's entries are added
 //     in index order (as on the CPU) because instructions run in order.
+// Within each chunk of 32 kWideBatch positions, the entry of instruction q and lane l is stored at
+// kWideBatch l + q ("lane-major", wide_stored_offset), so that each lane's kWideBatch entries are
+// one 16-byte copy into its own shared-memory ring (wide_sketch.cu).
 // Position j of repetition t holds:
 //   source[t * padded + j] = i | (s(i) < 0) << 31 (kWidePad for padding): the permutation pass
 //     copies s(i) A_ik there, so the kernel reads every line coalesced;
@@ -33,6 +36,9 @@ struct WideLayout {
   std::vector<std::int32_t> segment;        // repetitions * (2 * kWideWarps + 1)
   std::int64_t padded = 0;                  // positions per repetition
 };
+
+// Stored offset, within its chunk, of the entry at offset e = 32 q + l in instruction order.
+constexpr int wide_stored_offset(int e) { return kWideBatch * (e % 32) + e / 32; }
 
 // The swizzled position of slot u in the kernel's shared buffer: bits [5, 8) XORed into [2, 5)
 // (every round of the transform is then free of bank conflicts; wide_sketch.cu).

@@ -21,6 +21,7 @@
 // depend on how K is chunked; the engine reduces the groups' partial spectra in a fixed order.
 #include <cstdint>
 #include <cstdlib>
+#include <type_traits>
 
 #include "cuda/device_memory.hpp"
 #include "cuda/kernels.hpp"
@@ -32,7 +33,6 @@ namespace {
 constexpr int kSlots = 1 << kWideLog;
 constexpr int kThreads = 32 * kWideWarps;
 constexpr int kRegs = kSlots / kThreads;  // 32 values per thread in each round
-constexpr unsigned kFull = 0xffffffffu;
 static_assert(kRegs == 32 && kWideLog == 14, "the rounds below assume 2^14 = 2^4 warps x 2^5 lanes x 2^5 registers");
 
 // Butterflies on register bits [first, first + count) in increasing order: (a, b) -> (a + b, a - b).
@@ -60,46 +60,53 @@ __device__ __forceinline__ float load_shared(unsigned address) {
   return x;
 }
 
-// One part (wide_layout.hpp) of warp w's segments of both permuted lines, kWideBatch instructions
-// per line at a time with all their loads issued first (they are L2 or DRAM round trips). Parts
-// are padded to whole batches, so every condition is warp-uniform. kAdd = false: the stores part
-// (distinct slots: cell = 0 + x); true: the adds part (cell += x, instructions in order).
-// x = s(i) A_ik (the permutation applied s) times the fold's sign for this slice, code bit 18 + f.
+// The scatter's input pipeline. Each lane owns a ring of kRing slots in shared memory; slot s
+// holds 16 bytes of values and 16 bytes of codes: the lane's 4 entries of one chunk (wide_layout.hpp
+// stores them lane-major). The lane copies them itself with cp.async, so it never waits for another
+// lane and needs no barrier: wait_group tells it that its oldest copy has landed. Chunks are issued
+// kRing ahead of their use, across k, so the copies of k + 1 run while the block transforms k.
+constexpr int kRing = 6;
+constexpr int kChunk = 32 * kWideBatch;
+static_assert(kWideBatch == 4, "one 16-byte copy of values and one of codes per lane and chunk");
+
+__device__ __forceinline__ void copy_16(unsigned to, const void* from) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to), "l"(from) : "memory");
+}
+__device__ __forceinline__ void commit_copies() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+__device__ __forceinline__ void wait_oldest_copy() { asm volatile("cp.async.wait_group %0;" ::"n"(kRing - 1) : "memory"); }
+__device__ __forceinline__ void wait_all_copies() { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
+__device__ __forceinline__ void load_shared_4(unsigned address, std::uint32_t (&x)[4]) {
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(x[0]), "=r"(x[1]), "=r"(x[2]), "=r"(x[3]) : "r"(address) : "memory");
+}
+
+// A warp's chunks of one k, in order: stores of a, stores of b, adds of a, adds of b
+// (wide_layout.hpp parts; the counts do not depend on k).
+struct Chunks {
+  int first0, first1, first2, first3;  // first position of each part
+  int end0, end1, end2, end3;          // chunk index where each part ends (cumulative)
+  __device__ int count() const { return end3; }
+  // The first position of chunk c (selects, not arrays: no local memory).
+  __device__ int position(int c) const {
+    return c < end0 ? first0 + c * kChunk
+         : c < end1 ? first1 + (c - end0) * kChunk
+         : c < end2 ? first2 + (c - end1) * kChunk
+                    : first3 + (c - end2) * kChunk;
+  }
+};
+
+// One entry: x = s(i) A_ik (the permutation applied s) times the fold's sign for this slice (code
+// bit 18 + f), into the cell at code bits 0-17 of `buffer`. Stores: 0 + x (distinct slots; turns
+// -0 into +0 as the CPU's zeroed bucket); adds: cell += x, then __syncwarp because the next
+// instruction may add to the same slot.
 template <bool kAdd>
-__device__ __forceinline__ void scatter_part(const float* __restrict__ line_a, const std::uint32_t* __restrict__ code_a, int ja,
-                                             int end_a, unsigned buffer_a, const float* __restrict__ line_b,
-                                             const std::uint32_t* __restrict__ code_b, int jb, int end_b, unsigned buffer_b,
-                                             int sign_shift) {
-  auto place = [&](float x, std::uint32_t c, unsigned buffer) {
-    const float v = __uint_as_float(__float_as_uint(x) ^ ((c << sign_shift) & 0x80000000u));
-    const unsigned cell = buffer + (c & 0x3ffffu);
-    if constexpr (kAdd) {
-      store_shared(cell, __fadd_rn(load_shared(cell), v));
-      __syncwarp();  // the next instruction may add to this slot
-    } else {
-      store_shared(cell, __fadd_rn(0.0f, v));  // 0 + x, as the CPU's zeroed bucket (turns -0 into +0)
-    }
-  };
-  for (; ja < end_a || jb < end_b; ja += 32 * kWideBatch, jb += 32 * kWideBatch) {
-    const bool more_a = ja < end_a, more_b = jb < end_b;
-    float xa[kWideBatch], xb[kWideBatch];
-    std::uint32_t ca[kWideBatch], cb[kWideBatch];
-    if (more_a) {
-#pragma unroll
-      for (int q = 0; q < kWideBatch; ++q) xa[q] = __ldg(line_a + ja + 32 * q), ca[q] = __ldg(code_a + ja + 32 * q);
-    }
-    if (more_b) {
-#pragma unroll
-      for (int q = 0; q < kWideBatch; ++q) xb[q] = __ldg(line_b + jb + 32 * q), cb[q] = __ldg(code_b + jb + 32 * q);
-    }
-    if (more_a) {
-#pragma unroll
-      for (int q = 0; q < kWideBatch; ++q) place(xa[q], ca[q], buffer_a);
-    }
-    if (more_b) {
-#pragma unroll
-      for (int q = 0; q < kWideBatch; ++q) place(xb[q], cb[q], buffer_b);
-    }
+__device__ __forceinline__ void place(std::uint32_t x, std::uint32_t code, unsigned buffer, int sign_shift) {
+  const float v = __uint_as_float(x ^ ((code << sign_shift) & 0x80000000u));
+  const unsigned cell = buffer + (code & 0x3ffffu);
+  if constexpr (kAdd) {
+    store_shared(cell, __fadd_rn(load_shared(cell), v));
+    __syncwarp();
+  } else {
+    store_shared(cell, __fadd_rn(0.0f, v));
   }
 }
 
@@ -131,7 +138,8 @@ __device__ __forceinline__ void round_c(const float* buffer, int round_c_base, f
 }
 
 __global__ void __launch_bounds__(kThreads, 1) wide_sketch(WideArgs args) {
-  extern __shared__ __align__(16) float buffers[];  // a_k, b_k (2^14 floats each), then the dummy cells
+  // Shared memory: a_k and b_k (2^14 floats each), one dummy cell per thread, the lanes' rings.
+  extern __shared__ __align__(16) float buffers[];
   float* buffer_a = buffers;
   float* buffer_b = buffers + kSlots;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -155,18 +163,60 @@ __global__ void __launch_bounds__(kThreads, 1) wide_sketch(WideArgs args) {
   // This warp's parts (wide_layout.hpp): stores [s0, s1), adds [s1, s2), per side.
   const int* segment_a = args.segment_a + rep * (2 * kWideWarps + 1) + 2 * warp;
   const int* segment_b = args.segment_b + rep * (2 * kWideWarps + 1) + 2 * warp;
-  const int a0 = segment_a[0] + lane, a1 = segment_a[1], a2 = segment_a[2];
-  const int b0 = segment_b[0] + lane, b1 = segment_b[1], b2 = segment_b[2];
-  const std::uint32_t* code_a = args.code_a + rep * args.ld_a;
-  const std::uint32_t* code_b = args.code_b + rep * args.ld_b;
+  Chunks chunks;
+  chunks.first0 = segment_a[0], chunks.first1 = segment_b[0], chunks.first2 = segment_a[1], chunks.first3 = segment_b[1];
+  chunks.end0 = (segment_a[1] - segment_a[0]) / kChunk;
+  chunks.end1 = chunks.end0 + (segment_b[1] - segment_b[0]) / kChunk;
+  chunks.end2 = chunks.end1 + (segment_a[2] - segment_a[1]) / kChunk;
+  chunks.end3 = chunks.end2 + (segment_b[2] - segment_b[1]) / kChunk;
+  const std::uint32_t* code_a = args.code_a + rep * args.ld_a + 4 * lane;
+  const std::uint32_t* code_b = args.code_b + rep * args.ld_b + 4 * lane;  // this lane's 4 codes of a chunk
   const auto shared_a = static_cast<unsigned>(__cvta_generic_to_shared(buffer_a));
   const auto shared_b = static_cast<unsigned>(__cvta_generic_to_shared(buffer_b));
+  const unsigned ring = static_cast<unsigned>(__cvta_generic_to_shared(buffers + 2 * kSlots + kThreads)) + warp * (kRing * 1024) + 16 * lane;
 
   // The first k of this chunk that belongs to this group.
   const std::int64_t first = args.k_first + ((group - args.k_first % args.groups) % args.groups + args.groups) % args.groups;
   const std::int64_t end = args.k_first + args.k_count;
+  // The next chunk to copy: chunk `next_c` of k = next_k (whose lines start at next_a, next_b),
+  // into ring slot `next_slot`.
+  std::int64_t next_k = first;
+  const float* next_a = args.lines_a + (rep * args.k_count + (first - args.k_first)) * args.ld_a + 4 * lane;
+  const float* next_b = args.lines_b + (rep * args.k_count + (first - args.k_first)) * args.ld_b + 4 * lane;
+  int next_c = 0, next_slot = 0;
+  auto issue = [&] {
+    if (next_k < end && chunks.count() > 0) {
+      const int at = chunks.position(next_c);
+      const bool side_a = next_c < chunks.end0 || (next_c >= chunks.end1 && next_c < chunks.end2);
+      const unsigned to = ring + next_slot * 1024;
+      copy_16(to, (side_a ? next_a : next_b) + at);
+      copy_16(to + 512, (side_a ? code_a : code_b) + at);
+      if (++next_c == chunks.count()) {
+        next_c = 0, next_k += args.groups;
+        next_a += args.groups * args.ld_a, next_b += args.groups * args.ld_b;
+      }
+    }
+    commit_copies();  // possibly empty: one group per chunk keeps wait_oldest_copy exact
+    next_slot = next_slot + 1 == kRing ? 0 : next_slot + 1;
+  };
+  for (int q = 0; q < kRing; ++q) issue();
+
+  // Chunks [c, until) of one part into `buffer` (kAdd: the adds part), each followed by the copy
+  // that refills its ring slot.
+  int slot = 0;
+  auto consume = [&](auto add, int& c, int until, unsigned buffer) {
+    for (; c < until; ++c) {
+      wait_oldest_copy();
+      std::uint32_t x[4], code[4];
+      load_shared_4(ring + slot * 1024, x);
+      load_shared_4(ring + slot * 1024 + 512, code);
+      slot = slot + 1 == kRing ? 0 : slot + 1;
+#pragma unroll
+      for (int q = 0; q < 4; ++q) place<decltype(add)::value>(x[q], code[q], buffer, sign_shift);
+      issue();  // into the slot just read, whose values have been used above
+    }
+  };
   for (std::int64_t k = first; k < end; k += args.groups) {
-    const std::int64_t line = rep * args.k_count + (k - args.k_first);
     // Zero this warp's slots (the previous k's round C has passed the barrier below).
     const float4 zero = make_float4(0, 0, 0, 0);
 #pragma unroll
@@ -175,11 +225,12 @@ __global__ void __launch_bounds__(kThreads, 1) wide_sketch(WideArgs args) {
       reinterpret_cast<float4*>(buffer_b + (warp << 10))[lane + 32 * q] = zero;
     }
     __syncwarp();
-    const float* line_a = args.lines_a + line * args.ld_a;
-    const float* line_b = args.lines_b + line * args.ld_b;
-    scatter_part<false>(line_a, code_a, a0, a1, shared_a, line_b, code_b, b0, b1, shared_b, sign_shift);
-    __syncwarp();
-    scatter_part<true>(line_a, code_a, a1 + lane, a2, shared_a, line_b, code_b, b1 + lane, b2, shared_b, sign_shift);
+    int c = 0;
+    consume(std::false_type{}, c, chunks.end0, shared_a);
+    consume(std::false_type{}, c, chunks.end1, shared_b);
+    __syncwarp();  // every store of this warp precedes the first add
+    consume(std::true_type{}, c, chunks.end2, shared_a);
+    consume(std::true_type{}, c, chunks.end3, shared_b);
     __syncwarp();
     float v[kRegs];
     rounds_a_b(buffer_a, warp, lane, round_b, v);
@@ -193,6 +244,7 @@ __global__ void __launch_bounds__(kThreads, 1) wide_sketch(WideArgs args) {
     for (int r = 0; r < kRegs; ++r) acc[r] = __fadd_rn(acc[r], __fmul_rn(v[r], w[r]));
     __syncthreads();
   }
+  wait_all_copies();
 #pragma unroll
   for (int r = 0; r < kRegs; ++r) partial[unswizzled_c + ((r >> 1) << 10) + ((r & 1) << 9)] = acc[r];
 }
@@ -215,9 +267,9 @@ __global__ void permute_lines(const float* __restrict__ in, std::int64_t ld_in, 
   }
 }
 
-// Shared memory of the wide kernel: both buffers and one dummy cell per thread (padding entries
-// write there), and the one-time attribute that allows it.
-constexpr std::size_t kWideShared = (2 * kSlots + kThreads) * sizeof(float);
+// Shared memory of the wide kernel: both buffers, one dummy cell per thread (padding entries write
+// there) and the lanes' rings, and the one-time attribute that allows it.
+constexpr std::size_t kWideShared = (2 * kSlots + kThreads) * sizeof(float) + kWideWarps * kRing * 1024;
 static_assert(2 * kSlots * sizeof(float) + 4 * kThreads <= (1u << 18), "codes hold byte offsets in 18 bits");
 void allow_wide_shared() {
   static const bool done = [] {
