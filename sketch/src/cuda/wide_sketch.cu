@@ -79,21 +79,6 @@ __device__ __forceinline__ void load_shared_4(unsigned address, std::uint32_t (&
   asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(x[0]), "=r"(x[1]), "=r"(x[2]), "=r"(x[3]) : "r"(address) : "memory");
 }
 
-// A warp's chunks of one k, in order: stores of a, stores of b, adds of a, adds of b
-// (wide_layout.hpp parts; the counts do not depend on k).
-struct Chunks {
-  int first0, first1, first2, first3;  // first position of each part
-  int end0, end1, end2, end3;          // chunk index where each part ends (cumulative)
-  __device__ int count() const { return end3; }
-  // The first position of chunk c (selects, not arrays: no local memory).
-  __device__ int position(int c) const {
-    return c < end0 ? first0 + c * kChunk
-         : c < end1 ? first1 + (c - end0) * kChunk
-         : c < end2 ? first2 + (c - end1) * kChunk
-                    : first3 + (c - end2) * kChunk;
-  }
-};
-
 // One entry: x = s(i) A_ik (the permutation applied s) times the fold's sign for this slice (code
 // bit 18 + f), into the cell at code bits 0-17 of `buffer`. Stores: 0 + x (distinct slots; turns
 // -0 into +0 as the CPU's zeroed bucket); adds: cell += x, then __syncwarp because the next
@@ -160,17 +145,15 @@ __global__ void __launch_bounds__(kThreads, 1) wide_sketch(WideArgs args) {
 #pragma unroll
   for (int r = 0; r < kRegs; ++r) acc[r] = args.accumulate ? partial[unswizzled_c + ((r >> 1) << 10) + ((r & 1) << 9)] : 0.0f;
 
-  // This warp's parts (wide_layout.hpp): stores [s0, s1), adds [s1, s2), per side.
+  // This warp's parts (wide_layout.hpp): stores [s0, s1) and adds [s1, s2) of each side, one
+  // contiguous range per side; chunks are copied and consumed in the order a's range, b's range.
   const int* segment_a = args.segment_a + rep * (2 * kWideWarps + 1) + 2 * warp;
   const int* segment_b = args.segment_b + rep * (2 * kWideWarps + 1) + 2 * warp;
-  Chunks chunks;
-  chunks.first0 = segment_a[0], chunks.first1 = segment_b[0], chunks.first2 = segment_a[1], chunks.first3 = segment_b[1];
-  chunks.end0 = (segment_a[1] - segment_a[0]) / kChunk;
-  chunks.end1 = chunks.end0 + (segment_b[1] - segment_b[0]) / kChunk;
-  chunks.end2 = chunks.end1 + (segment_a[2] - segment_a[1]) / kChunk;
-  chunks.end3 = chunks.end2 + (segment_b[2] - segment_b[1]) / kChunk;
-  const std::uint32_t* code_a = args.code_a + rep * args.ld_a + 4 * lane;
-  const std::uint32_t* code_b = args.code_b + rep * args.ld_b + 4 * lane;  // this lane's 4 codes of a chunk
+  const int a0 = segment_a[0], a1 = segment_a[1], a2 = segment_a[2];
+  const int b0 = segment_b[0], b1 = segment_b[1], b2 = segment_b[2];
+  const bool any_chunk = a2 > a0 || b2 > b0;
+  const std::uint32_t* code_a = args.code_a + rep * args.ld_a + 4 * lane;  // this lane's 4 codes of a chunk
+  const std::uint32_t* code_b = args.code_b + rep * args.ld_b + 4 * lane;
   const auto shared_a = static_cast<unsigned>(__cvta_generic_to_shared(buffer_a));
   const auto shared_b = static_cast<unsigned>(__cvta_generic_to_shared(buffer_b));
   const unsigned ring = static_cast<unsigned>(__cvta_generic_to_shared(buffers + 2 * kSlots + kThreads)) + warp * (kRing * 1024) + 16 * lane;
@@ -178,22 +161,26 @@ __global__ void __launch_bounds__(kThreads, 1) wide_sketch(WideArgs args) {
   // The first k of this chunk that belongs to this group.
   const std::int64_t first = args.k_first + ((group - args.k_first % args.groups) % args.groups + args.groups) % args.groups;
   const std::int64_t end = args.k_first + args.k_count;
-  // The next chunk to copy: chunk `next_c` of k = next_k (whose lines start at next_a, next_b),
-  // into ring slot `next_slot`.
+  // The next copy: position `at` (< `until`) of side a or b of k = next_k, whose lines start at
+  // line_a, line_b; into ring slot `next_slot`.
   std::int64_t next_k = first;
-  const float* next_a = args.lines_a + (rep * args.k_count + (first - args.k_first)) * args.ld_a + 4 * lane;
-  const float* next_b = args.lines_b + (rep * args.k_count + (first - args.k_first)) * args.ld_b + 4 * lane;
-  int next_c = 0, next_slot = 0;
+  const float* line_a = args.lines_a + (rep * args.k_count + (first - args.k_first)) * args.ld_a + 4 * lane;
+  const float* line_b = args.lines_b + (rep * args.k_count + (first - args.k_first)) * args.ld_b + 4 * lane;
+  bool side_b = a2 == a0;
+  int at = side_b ? b0 : a0, until = side_b ? b2 : a2, next_slot = 0;
   auto issue = [&] {
-    if (next_k < end && chunks.count() > 0) {
-      const int at = chunks.position(next_c);
-      const bool side_a = next_c < chunks.end0 || (next_c >= chunks.end1 && next_c < chunks.end2);
+    if (next_k < end && any_chunk) {
       const unsigned to = ring + next_slot * 1024;
-      copy_16(to, (side_a ? next_a : next_b) + at);
-      copy_16(to + 512, (side_a ? code_a : code_b) + at);
-      if (++next_c == chunks.count()) {
-        next_c = 0, next_k += args.groups;
-        next_a += args.groups * args.ld_a, next_b += args.groups * args.ld_b;
+      copy_16(to, (side_b ? line_b : line_a) + at);
+      copy_16(to + 512, (side_b ? code_b : code_a) + at);
+      at += kChunk;
+      while (at == until) {  // next range (skipping empty ones; some range is not empty)
+        if (!side_b) {
+          side_b = true, at = b0, until = b2;
+        } else {
+          side_b = false, at = a0, until = a2;
+          next_k += args.groups, line_a += args.groups * args.ld_a, line_b += args.groups * args.ld_b;
+        }
       }
     }
     commit_copies();  // possibly empty: one group per chunk keeps wait_oldest_copy exact
@@ -201,11 +188,11 @@ __global__ void __launch_bounds__(kThreads, 1) wide_sketch(WideArgs args) {
   };
   for (int q = 0; q < kRing; ++q) issue();
 
-  // Chunks [c, until) of one part into `buffer` (kAdd: the adds part), each followed by the copy
-  // that refills its ring slot.
+  // The chunks of [from, to) into `buffer` (add: the adds part), each followed by the copy that
+  // refills its ring slot.
   int slot = 0;
-  auto consume = [&](auto add, int& c, int until, unsigned buffer) {
-    for (; c < until; ++c) {
+  auto consume = [&](auto add, int from, int to, unsigned buffer) {
+    for (int c = from; c < to; c += kChunk) {
       wait_oldest_copy();
       std::uint32_t x[4], code[4];
       load_shared_4(ring + slot * 1024, x);
@@ -225,12 +212,12 @@ __global__ void __launch_bounds__(kThreads, 1) wide_sketch(WideArgs args) {
       reinterpret_cast<float4*>(buffer_b + (warp << 10))[lane + 32 * q] = zero;
     }
     __syncwarp();
-    int c = 0;
-    consume(std::false_type{}, c, chunks.end0, shared_a);
-    consume(std::false_type{}, c, chunks.end1, shared_b);
-    __syncwarp();  // every store of this warp precedes the first add
-    consume(std::true_type{}, c, chunks.end2, shared_a);
-    consume(std::true_type{}, c, chunks.end3, shared_b);
+    consume(std::false_type{}, a0, a1, shared_a);
+    __syncwarp();  // every store precedes the first add
+    consume(std::true_type{}, a1, a2, shared_a);
+    consume(std::false_type{}, b0, b1, shared_b);
+    __syncwarp();
+    consume(std::true_type{}, b1, b2, shared_b);
     __syncwarp();
     float v[kRegs];
     rounds_a_b(buffer_a, warp, lane, round_b, v);
