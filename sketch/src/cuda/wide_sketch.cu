@@ -152,8 +152,6 @@ __global__ void __launch_bounds__(kThreads, 1) wide_sketch(WideArgs args) {
   const int a0 = segment_a[0], a1 = segment_a[1], a2 = segment_a[2];
   const int b0 = segment_b[0], b1 = segment_b[1], b2 = segment_b[2];
   const bool any_chunk = a2 > a0 || b2 > b0;
-  const std::uint32_t* code_a = args.code_a + rep * args.ld_a + 4 * lane;  // this lane's 4 codes of a chunk
-  const std::uint32_t* code_b = args.code_b + rep * args.ld_b + 4 * lane;
   const auto shared_a = static_cast<unsigned>(__cvta_generic_to_shared(buffer_a));
   const auto shared_b = static_cast<unsigned>(__cvta_generic_to_shared(buffer_b));
   const unsigned ring = static_cast<unsigned>(__cvta_generic_to_shared(buffers + 2 * kSlots + kThreads)) + warp * (kRing * 1024) + 16 * lane;
@@ -161,46 +159,58 @@ __global__ void __launch_bounds__(kThreads, 1) wide_sketch(WideArgs args) {
   // The first k of this chunk that belongs to this group.
   const std::int64_t first = args.k_first + ((group - args.k_first % args.groups) % args.groups + args.groups) % args.groups;
   const std::int64_t end = args.k_first + args.k_count;
-  // The next copy: position `at` (< `until`) of side a or b of k = next_k, whose lines start at
-  // line_a, line_b; into ring slot `next_slot`.
+  // The next copy: this lane's 16 bytes at position `at` (< `until`; both include 4 lane) of the
+  // line at `from` and of the codes at `codes`: side a or b of k = next_k. Copies go into the ring
+  // slot just consumed: after the first kRing, `slot` is both the next slot to read and to fill.
+  // Pointers are rebuilt from args when the range changes (twice per k) to spare registers.
   std::int64_t next_k = first;
-  const float* line_a = args.lines_a + (rep * args.k_count + (first - args.k_first)) * args.ld_a + 4 * lane;
-  const float* line_b = args.lines_b + (rep * args.k_count + (first - args.k_first)) * args.ld_b + 4 * lane;
-  bool side_b = a2 == a0;
-  int at = side_b ? b0 : a0, until = side_b ? b2 : a2, next_slot = 0;
+  bool side_b = a2 == a0, live = first < end && any_chunk;
+  int at = (side_b ? b0 : a0) + 4 * lane, until = (side_b ? b2 : a2) + 4 * lane;
+  auto line_of = [&](bool b_side, std::int64_t k) {
+    const std::int64_t line = rep * args.k_count + (k - args.k_first);
+    return b_side ? args.lines_b + line * args.ld_b : args.lines_a + line * args.ld_a;
+  };
+  auto codes_of = [&](bool b_side) { return b_side ? args.code_b + rep * args.ld_b : args.code_a + rep * args.ld_a; };
+  const float* from = line_of(side_b, first);
+  const std::uint32_t* codes = codes_of(side_b);
+  unsigned slot = ring;
+  const unsigned ring_end = ring + kRing * 1024;
   auto issue = [&] {
-    if (next_k < end && any_chunk) {
-      const unsigned to = ring + next_slot * 1024;
-      copy_16(to, (side_b ? line_b : line_a) + at);
-      copy_16(to + 512, (side_b ? code_b : code_a) + at);
+    if (live) {
+      copy_16(slot, from + at);
+      copy_16(slot + 512, codes + at);
       at += kChunk;
-      while (at == until) {  // next range (skipping empty ones; some range is not empty)
+      while (at == until) {  // the next range, skipping empty ones (some range is not empty)
         if (!side_b) {
-          side_b = true, at = b0, until = b2;
+          side_b = true, at = b0 + 4 * lane, until = b2 + 4 * lane;
         } else {
-          side_b = false, at = a0, until = a2;
-          next_k += args.groups, line_a += args.groups * args.ld_a, line_b += args.groups * args.ld_b;
+          side_b = false, at = a0 + 4 * lane, until = a2 + 4 * lane;
+          next_k += args.groups;
+          live = next_k < end;
         }
+        from = line_of(side_b, next_k), codes = codes_of(side_b);
       }
     }
     commit_copies();  // possibly empty: one group per chunk keeps wait_oldest_copy exact
-    next_slot = next_slot + 1 == kRing ? 0 : next_slot + 1;
   };
-  for (int q = 0; q < kRing; ++q) issue();
+  for (int q = 0; q < kRing; ++q) {
+    issue();
+    slot += 1024;
+  }
+  slot = ring;
 
-  // The chunks of [from, to) into `buffer` (add: the adds part), each followed by the copy that
-  // refills its ring slot.
-  int slot = 0;
-  auto consume = [&](auto add, int from, int to, unsigned buffer) {
-    for (int c = from; c < to; c += kChunk) {
+  // The chunks of [begin, stop) into `buffer` (add: the adds part), each followed by the copy
+  // that refills its ring slot.
+  auto consume = [&](auto add, int begin, int stop, unsigned buffer) {
+    for (int c = begin; c < stop; c += kChunk) {
       wait_oldest_copy();
       std::uint32_t x[4], code[4];
-      load_shared_4(ring + slot * 1024, x);
-      load_shared_4(ring + slot * 1024 + 512, code);
-      slot = slot + 1 == kRing ? 0 : slot + 1;
+      load_shared_4(slot, x);
+      load_shared_4(slot + 512, code);
 #pragma unroll
       for (int q = 0; q < 4; ++q) place<decltype(add)::value>(x[q], code[q], buffer, sign_shift);
       issue();  // into the slot just read, whose values have been used above
+      slot = slot + 1024 == ring_end ? ring : slot + 1024;
     }
   };
   for (std::int64_t k = first; k < end; k += args.groups) {
