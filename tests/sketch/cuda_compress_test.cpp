@@ -339,12 +339,14 @@ TEST(SketchCuda, WideKernelAgreesWithinRoundingAndIsDeterministic) {
   SKIP_WITHOUT_GPU();
   TRACE_SEED();
   std::mt19937_64 rng(run_seed());
-  const Dense A = gaussian(2100, 90, rng), B = gaussian(90, 1900, rng);  // b = 32768: two wide slices
+  // b = 32768: two wide slices; lines of A have an odd length (the permutation's scalar path),
+  // lines of B a multiple of 4 (its 16-byte path).
+  const Dense A = gaussian(2101, 90, rng), B = gaussian(90, 1900, rng);
   const pagh::SketchParams params{.repetitions = 3, .seed = rng()};
-  EXPECT_NE(pagh::cuda::Compressor(2100, 90, 1900, params).path().find("wide"), std::string::npos);
+  EXPECT_NE(pagh::cuda::Compressor(2101, 90, 1900, params).path().find("wide"), std::string::npos);
   const auto wide = device_sketches(pagh::cuda::compress(A, B, params));
   EXPECT_EQ(first_difference(wide, device_sketches(pagh::cuda::compress(A, B, params))), -1) << "two runs differ";
-  const std::size_t budget = 2 * 10 * (2100 + 1900) * 4;  // chunks of about 10 k
+  const std::size_t budget = 2 * 10 * (2101 + 1900) * 4;  // chunks of about 10 k
   EXPECT_EQ(first_difference(wide, device_sketches(pagh::cuda::compress(A, B, params, {.max_input_bytes = budget}))), -1)
       << "streaming changed the result";
   setenv("PAGH_SKETCH_WIDE_PIECE", "4", 1);

@@ -246,21 +246,35 @@ __global__ void __launch_bounds__(kThreads, 1) wide_sketch(WideArgs args) {
   for (int r = 0; r < kRegs; ++r) partial[unswizzled_c + ((r >> 1) << 10) + ((r & 1) << 9)] = acc[r];
 }
 
-// out[(t * count + line) * padded + j] = s(i) x_i for source i of position j (0 on padding): one
-// block per line and repetition, the line staged in shared memory so that both sides coalesce.
-__global__ void permute_lines(const float* __restrict__ in, std::int64_t ld_in, std::int64_t n, const std::uint32_t* __restrict__ source,
-                              std::int64_t padded, std::int64_t count, float* __restrict__ out) {
-  extern __shared__ float staged[];
-  const std::int64_t line = blockIdx.x, rep = blockIdx.y;
+// out[(t * count + line) * padded + j] = s(i) x_i for source i of position j (0 on padding), for
+// every repetition t: one block per line, which is staged once in shared memory so that reads and
+// writes coalesce (16-byte accesses; kVector: the line itself is 16-byte aligned and n % 4 == 0).
+constexpr int kPermuteThreads = 512;
+__device__ __forceinline__ float permuted(const float* staged, std::uint32_t e) {
+  const float x = e == kWidePad ? 0.0f : staged[e & kWidePad];
+  return __uint_as_float(__float_as_uint(x) ^ (e & 0x80000000u));
+}
+template <bool kVector>
+__global__ void __launch_bounds__(kPermuteThreads) permute_lines(const float* __restrict__ in, std::int64_t ld_in, int n,
+                                                                 const std::uint32_t* __restrict__ source, int padded, int repetitions,
+                                                                 std::int64_t count, float* __restrict__ out) {
+  extern __shared__ float4 staged4[];
+  const auto* staged = reinterpret_cast<const float*>(staged4);
+  const std::int64_t line = blockIdx.x;
   const float* from = in + line * ld_in;
-  for (std::int64_t i = threadIdx.x; i < n; i += blockDim.x) staged[i] = from[i];
+  if constexpr (kVector) {
+    for (int i = threadIdx.x; i < n / 4; i += kPermuteThreads) staged4[i] = __ldg(reinterpret_cast<const float4*>(from) + i);
+  } else {
+    for (int i = threadIdx.x; i < n; i += kPermuteThreads) reinterpret_cast<float*>(staged4)[i] = __ldg(from + i);
+  }
   __syncthreads();
-  const std::uint32_t* src = source + rep * padded;
-  float* to = out + (rep * count + line) * padded;
-  for (std::int64_t j = threadIdx.x; j < padded; j += blockDim.x) {
-    const std::uint32_t e = src[j];
-    const float x = e == kWidePad ? 0.0f : staged[e & kWidePad];
-    to[j] = __uint_as_float(__float_as_uint(x) ^ (e & 0x80000000u));
+  for (int t = 0; t < repetitions; ++t) {
+    const auto* src = reinterpret_cast<const uint4*>(source + static_cast<std::int64_t>(t) * padded);
+    auto* to = reinterpret_cast<float4*>(out + (t * count + line) * padded);
+    for (int j = threadIdx.x; j < padded / 4; j += kPermuteThreads) {
+      const uint4 e = __ldg(src + j);
+      to[j] = make_float4(permuted(staged, e.x), permuted(staged, e.y), permuted(staged, e.z), permuted(staged, e.w));
+    }
   }
 }
 
@@ -281,17 +295,24 @@ void allow_wide_shared() {
 void launch_permute_lines(const float* in, std::int64_t ld_in, std::int64_t n, const std::uint32_t* source, std::int64_t padded,
                           int repetitions, std::int64_t count, float* out, cudaStream_t stream) {
   if (count <= 0) return;
-  const std::size_t shared = static_cast<std::size_t>(n) * sizeof(float);
-  if (n > kWideMaxLine || count > INT32_MAX || repetitions > 65535)
+  if (n > kWideMaxLine || padded % 4 != 0 || padded > INT32_MAX || count > INT32_MAX)
     throw Error("pagh::cuda::launch_permute_lines", "line of " + std::to_string(n) + " entries is longer than the wide kernel's 2^15");
   static const bool configured = [] {
-    PAGH_CUDA_CHECK(cudaFuncSetAttribute(permute_lines, cudaFuncAttributeMaxDynamicSharedMemorySize, kWideMaxLine * sizeof(float)),
-                    "pagh::cuda::launch_permute_lines");
+    for (const void* kernel : {reinterpret_cast<const void*>(permute_lines<true>), reinterpret_cast<const void*>(permute_lines<false>)})
+      PAGH_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kWideMaxLine * sizeof(float)),
+                      "pagh::cuda::launch_permute_lines");
     return true;
   }();
   (void)configured;
-  permute_lines<<<dim3(static_cast<unsigned>(count), static_cast<unsigned>(repetitions)), 256, shared, stream>>>(in, ld_in, n, source,
-                                                                                                                 padded, count, out);
+  const std::size_t shared = static_cast<std::size_t>((n + 3) / 4) * 16;
+  const bool vector = reinterpret_cast<std::uintptr_t>(in) % 16 == 0 && ld_in % 4 == 0 && n % 4 == 0;
+  const auto lines = static_cast<unsigned>(count);
+  if (vector)
+    permute_lines<true><<<lines, kPermuteThreads, shared, stream>>>(in, ld_in, static_cast<int>(n), source, static_cast<int>(padded),
+                                                                   repetitions, count, out);
+  else
+    permute_lines<false><<<lines, kPermuteThreads, shared, stream>>>(in, ld_in, static_cast<int>(n), source, static_cast<int>(padded),
+                                                                    repetitions, count, out);
   check_launch("permute_lines", "pagh::cuda::launch_permute_lines");
 }
 
