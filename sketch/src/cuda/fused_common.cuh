@@ -34,12 +34,14 @@ struct Addresses {
   __device__ __forceinline__ int second(int q) const { return round2[q & 7] + 4 * (q & 8); }
 };
 
-// Stages on register bits [0, 6): (a, b) -> (a + b, a - b), as the reference writes them.
-__device__ __forceinline__ void register_stages(float (&v)[kRegs]) {
+// Butterflies on register bits [kFirst, kFirst + kCount) in increasing order: (a, b) -> (a + b,
+// a - b), as the reference writes them (also the wide kernel's rounds, wide_sketch.cu).
+template <int kFirst, int kCount, int kN>
+__device__ __forceinline__ void butterfly_stages(float (&v)[kN]) {
 #pragma unroll
-  for (int k = 0; k < 6; ++k) {
+  for (int k = kFirst; k < kFirst + kCount; ++k) {
 #pragma unroll
-    for (int r = 0; r < kRegs; ++r) {
+    for (int r = 0; r < kN; ++r) {
       if ((r & (1 << k)) == 0) {
         const float a = v[r], b = v[r | (1 << k)];
         v[r] = __fadd_rn(a, b);
@@ -48,6 +50,9 @@ __device__ __forceinline__ void register_stages(float (&v)[kRegs]) {
     }
   }
 }
+
+// Stages on register bits [0, 6).
+__device__ __forceinline__ void register_stages(float (&v)[kRegs]) { butterfly_stages<0, 6>(v); }
 
 // buf[h_lo] += sign * value for every entry of one line (one warp, entry i on lane i mod 32 of
 // instruction i / 32). code (prepare_scatter): the swizzled slot in bits [0, 12), h_hi in bits

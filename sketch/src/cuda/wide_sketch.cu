@@ -24,6 +24,7 @@
 #include <type_traits>
 
 #include "cuda/device_memory.hpp"
+#include "cuda/fused_common.cuh"
 #include "cuda/kernels.hpp"
 #include "cuda/wide_layout.hpp"
 
@@ -33,23 +34,8 @@ namespace {
 constexpr int kSlots = 1 << kWideLog;
 constexpr int kThreads = 32 * kWideWarps;
 constexpr int kRegs = kSlots / kThreads;  // 32 values per thread in each round
+static_assert(kWideMaxLog == kWideLog + kWideMaxFold, "codes carry one parity bit per slice");
 static_assert(kRegs == 32 && kWideLog == 14, "the rounds below assume 2^14 = 2^4 warps x 2^5 lanes x 2^5 registers");
-
-// Butterflies on register bits [first, first + count) in increasing order: (a, b) -> (a + b, a - b).
-template <int kFirst, int kCount>
-__device__ __forceinline__ void stages(float (&v)[kRegs]) {
-#pragma unroll
-  for (int bit = kFirst; bit < kFirst + kCount; ++bit) {
-#pragma unroll
-    for (int r = 0; r < kRegs; ++r) {
-      if ((r & (1 << bit)) == 0) {
-        const float a = v[r], b = v[r | (1 << bit)];
-        v[r] = __fadd_rn(a, b);
-        v[r | (1 << bit)] = __fsub_rn(a, b);
-      }
-    }
-  }
-}
 
 __device__ __forceinline__ void store_shared(unsigned address, float x) {
   asm volatile("st.shared.f32 [%0], %1;" ::"r"(address), "f"(x) : "memory");
@@ -103,14 +89,14 @@ __device__ __forceinline__ void rounds_a_b(float* buffer, int warp, int lane, co
     const float4 x = *reinterpret_cast<const float4*>(row + ((q ^ (lane & 7)) << 2));
     v[4 * q] = x.x, v[4 * q + 1] = x.y, v[4 * q + 2] = x.z, v[4 * q + 3] = x.w;
   }
-  stages<0, 5>(v);
+  fused::butterfly_stages<0, 5>(v);
 #pragma unroll
   for (int q = 0; q < kRegs / 4; ++q)
     *reinterpret_cast<float4*>(row + ((q ^ (lane & 7)) << 2)) = make_float4(v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]);
   __syncwarp();
 #pragma unroll
   for (int r = 0; r < kRegs; ++r) v[r] = buffer[round_b[r & 7] + (r << 5)];
-  stages<0, 5>(v);
+  fused::butterfly_stages<0, 5>(v);
 #pragma unroll
   for (int r = 0; r < kRegs; ++r) buffer[round_b[r & 7] + (r << 5)] = v[r];
 }
@@ -119,7 +105,7 @@ __device__ __forceinline__ void rounds_a_b(float* buffer, int warp, int lane, co
 __device__ __forceinline__ void round_c(const float* buffer, int round_c_base, float (&v)[kRegs]) {
 #pragma unroll
   for (int r = 0; r < kRegs; ++r) v[r] = buffer[round_c_base + ((r >> 1) << 10) + ((r & 1) << 9)];
-  stages<1, 4>(v);
+  fused::butterfly_stages<1, 4>(v);
 }
 
 __global__ void __launch_bounds__(kThreads, 1) wide_sketch(WideArgs args) {
