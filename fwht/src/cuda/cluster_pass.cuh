@@ -165,7 +165,7 @@ void launch_cluster(const FastArgs& args, int cluster_log, bool first, bool last
   if (kernel == nullptr)
     throw pagh::Error(kWhere, "no cluster pass kernel for clusters of 2^" + std::to_string(cluster_log) +
                                   (first ? " first" : "") + (last ? " last" : ""));
-  const std::size_t smem = fast_shared_bytes(14, Stabilization::none, false);
+  const std::size_t smem = fast_shared_bytes(14, Stabilization::none, false, fast_padded(14, false));
   if (configure_only) {
     FWHT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
                     "fwht::Plan (cuda)");

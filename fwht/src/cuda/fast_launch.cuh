@@ -61,7 +61,7 @@ void launch_fast(const FastArgs& args, Stabilization st, int block_log, bool fir
   if (kernel == nullptr)
     throw pagh::Error(kWhere, "no fast pass kernel for stabilization " + std::string(to_string(st)) + ", block_log " +
                                   std::to_string(block_log) + (first ? " first" : "") + (last ? " last" : ""));
-  const std::size_t smem = fast_shared_bytes(block_log, st, std::is_same_v<typename Tr::C, float>);
+  const std::size_t smem = fast_shared_bytes(block_log, st, std::is_same_v<typename Tr::C, float>, fast_padded(block_log, first && last));
   if (configure_only) {
     FWHT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
                     "fwht::Plan (cuda)");
@@ -89,7 +89,7 @@ void launch_fused(const FusedArgs& args, Stabilization st, int block_log, bool l
     }
   }
   if (kernel == nullptr) throw pagh::Error(kWhere, "no fused pass kernel for block_log " + std::to_string(block_log));
-  const std::size_t smem = fast_shared_bytes(block_log, st, std::is_same_v<typename Tr::C, float>);
+  const std::size_t smem = fast_shared_bytes(block_log, st, std::is_same_v<typename Tr::C, float>, fast_padded(block_log, false));
   if (configure_only) {
     FWHT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
                     "fwht::Plan (cuda)");

@@ -19,12 +19,16 @@
 // per pass, with all of a thread's loads in flight at once. fused_pass (fused_pass.cuh) runs two strided passes in
 // one persistent launch so that the second reads the first's output from L2.
 //
-// Shared index e is stored at e ^ bank_xor(e): an XOR of higher bits into the 5 bank bits, chosen
-// so that for every lo the 32 lanes of a warp hit 32 different banks (checked for every lo and Eps
-// by enumeration; see bench/NOTES.md). It is linear over XOR, so the address of m is the thread's
-// address XOR the basis addresses of m's bits; visiting m in Gray-code order costs one XOR per
-// element.
-//
+// Shared layout of 4-byte words: index e is stored at e ^ bank_xor(e), an XOR of higher bits into
+// the 5 bank bits, or, in blocks of 2^13 and in single-pass plans of 2^14 (fast_padded in
+// fast_pass.hpp), at padded(e) = e + (e >> 5) and e + (e >> 6). Both are conflict-free for every
+// lo (checked by enumeration, bench/NOTES.md; no such padding exists for Eps 4) and linear over
+// disjoint bits, so
+// the address of m is the thread's address combined with m's: visiting m in Gray-code order costs
+// one XOR or add per element. First passes always run their rounds at lo = 0, Eps, B - Eps; there
+// the exchanges and the stores are written with these constants, so that padded shared addresses
+// and global store offsets are immediates (one base register each) instead of per-element
+// arithmetic.
 // Stabilized modes (template St) hold more state per element in the same rounds, never in device
 // memory: Kahan/Neumaier (single-pass plans only: error terms start at zero and are dropped at the
 // end, so the pass is exact to the reference) keep a register array of error terms beside the
@@ -53,11 +57,13 @@ namespace fwht::cuda {
 
 // Blocks per SM the register allocation must allow (ptxas -v: no spills with these). With 64
 // elements per thread only first passes of plain float/integer compute fit 80 registers (3
-// blocks); strided passes and the rounded 16-bit compute type spill there and get 2. Two planes of
-// state (stabilized modes, Eps 4 and 5 only) double the state registers: 3 and 2 blocks.
+// blocks); strided passes and the rounded 16-bit compute type spill there and get 2. With 32, the
+// same first passes fit 64 registers (4 blocks; f16/bf16 2^7..2^10 batches 9-10% faster than at 3,
+// H200, bench/NOTES.md). Two planes of state (stabilized modes, Eps 4 and 5 only) double the state
+// registers: 3 and 2 blocks.
 template <int Eps, bool Three, int Planes = 1> struct FastBounds;
 template <bool Three> struct FastBounds<4, Three, 1> { static constexpr int kMinBlocks = 6; };
-template <bool Three> struct FastBounds<5, Three, 1> { static constexpr int kMinBlocks = 3; };
+template <bool Three> struct FastBounds<5, Three, 1> { static constexpr int kMinBlocks = Three ? 4 : 3; };
 template <bool Three> struct FastBounds<6, Three, 1> { static constexpr int kMinBlocks = Three ? 3 : 2; };
 template <bool Three> struct FastBounds<4, Three, 2> { static constexpr int kMinBlocks = 3; };
 template <bool Three> struct FastBounds<5, Three, 2> { static constexpr int kMinBlocks = 2; };
@@ -103,6 +109,8 @@ __device__ __forceinline__ int bank_xor(int e) {
 }
 template <int Eps>
 __device__ __forceinline__ int swizzle(int e) { return e ^ bank_xor<Eps>(e); }
+template <int Eps>
+__device__ __forceinline__ int padded(int e) { return e + (e >> fast_pad_shift(Eps + 8)); }
 
 // The same for 8-byte words (the double values of the wide modes of float). A warp's 8-byte access
 // is served per half-warp: conflict-free when the 16 lanes of each half hit 16 different 8-byte
@@ -177,26 +185,49 @@ __device__ __forceinline__ void register_stages(C (&v)[1 << Eps], C (&ev)[1 << E
   }
 }
 
-// Registers <-> shared memory with the round's map (register bits [lo, lo + Eps)).
-template <int Eps, bool ToShared, class C>
+// Registers <-> shared memory with the round's map (register bits [lo, lo + Eps)), in the padded
+// or the XOR layout.
+template <int Eps, bool Padded, bool ToShared, class C>
 __device__ __forceinline__ void exchange(C* sm, C (&v)[1 << Eps], int t, int lo) {
   static_assert(sizeof(C) == 4);
-  int basis[Eps];  // byte offsets
+  const auto access = [&](int m, unsigned addr) {
+    float* x = reinterpret_cast<float*>(&v[m]);
+    if constexpr (ToShared) asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "f"(*x) : "memory");
+    else asm volatile("ld.shared.b32 %0, [%1];" : "=f"(*x) : "r"(addr) : "memory");
+  };
+  if constexpr (Padded) {
+    // Element m at the thread's address plus padded(m << lo) words: a sum over m's bits, so the
+    // Gray-code walk adds or subtracts one bit's offset per step (all constants when lo is).
+    int step[Eps];  // byte offsets
 #pragma unroll
-  for (int j = 0; j < Eps; ++j) basis[j] = swizzle<Eps>(1 << (lo + j)) * 4;
-  if constexpr (Eps <= 5) {
+    for (int j = 0; j < Eps; ++j) step[j] = padded<Eps>(1 << (lo + j)) * 4;
+    unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(sm)) + padded<Eps>(thread_part<Eps>(t, lo)) * 4;
+#pragma unroll
+    for (int k = 0; k < (1 << Eps); ++k) {
+      const int m = k ^ (k >> 1);
+      if (k > 0) {
+        const int j = ctz_const(k);
+        if (m & (1 << j)) addr += static_cast<unsigned>(step[j]);
+        else addr -= static_cast<unsigned>(step[j]);
+      }
+      access(m, addr);
+    }
+  } else if constexpr (Eps <= 5) {
     // sm is aligned to its own size (fast_shared_bytes allocates twice that): the shared-window
     // address of element e is base | 4 * swizzle(e), so each step is one XOR, no add.
+    int basis[Eps];  // byte offsets
+#pragma unroll
+    for (int j = 0; j < Eps; ++j) basis[j] = swizzle<Eps>(1 << (lo + j)) * 4;
     unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(sm)) | (swizzle<Eps>(thread_part<Eps>(t, lo)) * 4);
 #pragma unroll
     for (int k = 0; k < (1 << Eps); ++k) {
       if (k > 0) addr ^= static_cast<unsigned>(basis[ctz_const(k)]);
-      const int m = k ^ (k >> 1);
-      float* x = reinterpret_cast<float*>(&v[m]);
-      if constexpr (ToShared) asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "f"(*x) : "memory");
-      else asm volatile("ld.shared.b32 %0, [%1];" : "=f"(*x) : "r"(addr) : "memory");
+      access(k ^ (k >> 1), addr);
     }
   } else {
+    int basis[Eps];  // byte offsets
+#pragma unroll
+    for (int j = 0; j < Eps; ++j) basis[j] = swizzle<Eps>(1 << (lo + j)) * 4;
     unsigned char* bytes = reinterpret_cast<unsigned char*>(sm);
     int addr = swizzle<Eps>(thread_part<Eps>(t, lo)) * 4;
 #pragma unroll
@@ -231,24 +262,25 @@ __device__ __forceinline__ void exchange64(double* sm, double (&v)[1 << Eps], in
 // Registers <-> shared memory for all of a mode's state: values (doubles as 8-byte words) and, for
 // Kahan/Neumaier, error terms in a second plane 2^(Eps+8) words after the first, so that it is
 // aligned like the first (exchange's XOR addressing).
-template <int Eps, bool ToShared, Stabilization St, class R, class C>
+template <int Eps, bool Padded, bool ToShared, Stabilization St, class R, class C>
 __device__ __forceinline__ void exchange_state(C* sm, R (&v)[1 << Eps], R (&ev)[1 << Eps], int t, int lo) {
-  constexpr int kPlane = 1 << (Eps + 8);
+  constexpr int kPlane = static_cast<int>(fast_plane_words(Eps + 8, Padded));
   if constexpr (sizeof(R) == 8) {
     static_assert(!kErrorTerms<St>, "error terms of an 8-byte register type are not supported");
     exchange64<Eps, ToShared>(reinterpret_cast<double*>(sm), v, t, lo);
   } else {
-    exchange<Eps, ToShared>(reinterpret_cast<R*>(sm), v, t, lo);
-    if constexpr (kErrorTerms<St>) exchange<Eps, ToShared>(reinterpret_cast<R*>(sm) + kPlane, ev, t, lo);
+    exchange<Eps, Padded, ToShared>(reinterpret_cast<R*>(sm), v, t, lo);
+    if constexpr (kErrorTerms<St>) exchange<Eps, Padded, ToShared>(reinterpret_cast<R*>(sm) + kPlane, ev, t, lo);
   }
 }
 
-// The block's tile of shared memory: for Eps <= 5 and 4-byte words aligned to 2^(B+2) bytes inside
-// the allocation of one plane more (see exchange); 8-byte words (exchange64) need no alignment.
-template <int Eps, class C, bool Words64 = false>
+// The block's tile of shared memory: for the XOR layout of Eps <= 5 and 4-byte words aligned to
+// 2^(B+2) bytes inside the allocation of one plane more (see exchange); the padded layout, Eps 6
+// and 8-byte words (exchange64) need no alignment.
+template <int Eps, class C, bool Words64 = false, bool Padded = false>
 __device__ __forceinline__ C* tile_shared() {
   extern __shared__ __align__(16) unsigned char fast_shared[];
-  if constexpr (Eps <= 5 && !Words64) {
+  if constexpr (Eps <= 5 && !Padded && !Words64) {
     constexpr unsigned kBytes = 4u << (Eps + 8);
     const unsigned base = static_cast<unsigned>(__cvta_generic_to_shared(fast_shared));
     return reinterpret_cast<C*>(fast_shared + (((base + kBytes - 1) & ~(kBytes - 1)) - base));
@@ -426,6 +458,10 @@ __device__ __forceinline__ void run_tile(const FastArgs& a, const std::int64_t t
     }
   }
 
+  // First passes run their rounds at lo = 0, Eps, B - Eps: exchanges and stores are specialized to
+  // these constants (not for the wide modes, whose extra state spills in the extra copies).
+  constexpr bool kConstRounds = First && !is_wide(St);
+  constexpr bool kPad = fast_padded(B, First && Last && !Export);  // the shared layout (fast_pass.hpp)
   int done = sb, round = 0;
   for (;;) {
     const int k1 = min(lo + Eps, se) - lo;
@@ -436,9 +472,16 @@ __device__ __forceinline__ void run_tile(const FastArgs& a, const std::int64_t t
     const int next = min(sb + round * Eps, B - Eps);
     // Every thread has read the previous exchange (or the staged tile) before this one writes.
     if (round > 1 || (First && a.vec_src && a.staged)) __syncthreads();
-    exchange_state<Eps, true, St>(sm, v, ev, t, lo);
-    __syncthreads();
-    exchange_state<Eps, false, St>(sm, v, ev, t, next);
+    const auto exchange_rounds = [&](int from, int to) {
+      exchange_state<Eps, kPad, true, St>(sm, v, ev, t, from);
+      __syncthreads();
+      exchange_state<Eps, kPad, false, St>(sm, v, ev, t, to);
+    };
+    // Padded layout: constants give immediate offsets (the XOR layout of 2^12-element blocks would
+    // hold 2 x 16 precomputed addresses instead, and spill).
+    if (kConstRounds && kPad && lo == 0) exchange_rounds(0, Eps);
+    else if (kConstRounds && kPad) exchange_rounds(Eps, B - Eps);
+    else exchange_rounds(lo, next);
     lo = next;
   }
   if constexpr (Export) {
@@ -490,7 +533,7 @@ __device__ __forceinline__ void run_tile(const FastArgs& a, const std::int64_t t
     }
   } else {
     const int stride = 1 << step_log;
-    const auto put = [&](int m) {
+    const auto put = [&](int m, int stride) {
       const C folded = Reg::narrow(v[m]);
       const Dst x = out(folded);
       if constexpr ((Hint == 1 || Hint == 2) && sizeof(Dst) == 4) {
@@ -504,13 +547,19 @@ __device__ __forceinline__ void run_tile(const FastArgs& a, const std::int64_t t
       }
       if constexpr (kStoreResidual) r[static_cast<std::int64_t>(m) * stride] = residual(m, folded);
     };
-    if (!First || count == E) {  // every block but the last partial one: no predicates
+    if (kConstRounds && count == E && step_log == Eps) {  // the constant strides of first passes: immediates
 #pragma unroll
-      for (int m = 0; m < E; ++m) put(m);
+      for (int m = 0; m < E; ++m) put(m, 1 << Eps);
+    } else if (kConstRounds && count == E && step_log == B - Eps) {
+#pragma unroll
+      for (int m = 0; m < E; ++m) put(m, 1 << (B - Eps));
+    } else if (!First || count == E) {  // every block but the last partial one: no predicates
+#pragma unroll
+      for (int m = 0; m < E; ++m) put(m, stride);
     } else {
 #pragma unroll
       for (int m = 0; m < E; ++m)
-        if (m < count) put(m);
+        if (m < count) put(m, stride);
     }
   }
 }
@@ -532,7 +581,8 @@ __global__ void __launch_bounds__(kFastThreads, fast_min_blocks<Tr, St, Eps, kTh
     const std::int64_t cb = within & ((std::int64_t{1} << (a.s - a.w)) - 1);
     tile_base = tr * a.n + (band << (a.s + a.g)) + (cb << a.w);
   }
-  run_tile<Tr, Eps, First, Last, 0, St>(a, tile_base, tile_shared<Eps, typename Tr::C, kWords64<Tr, St>>());
+  using C = typename Tr::C;
+  run_tile<Tr, Eps, First, Last, 0, St>(a, tile_base, tile_shared<Eps, C, kWords64<Tr, St>, fast_padded(B, First && Last)>());
 }
 
 }  // namespace fwht::cuda

@@ -54,15 +54,32 @@ struct FusedArgs {
 
 inline constexpr int kFastThreads = 256;
 
-// Shared memory of one block of 2^block_log elements (fast_pass.cuh, exchange): the double values
-// of the wide modes of float compute are one plane of 8-byte words, addressed by offset (no
-// alignment); everything else is planes of 4-byte words, 2 for Kahan/Neumaier (values and error
-// terms), else 1, plus one plane for blocks of up to 2^13 so that the kernel can align the tile to
-// a plane's size.
-inline std::size_t fast_shared_bytes(int block_log, Stabilization st, bool float_compute) {
+// The shared layout of 4-byte words (fast_pass.cuh, exchange): element e at e ^ bank_xor(e), or
+// (padded layout) at e + (e >> pad_shift), pad_shift = 5 for blocks of 2^13 and 6 for 2^14 (one
+// word of padding per 32 or 64), so a padded plane is 2^block_log + 2^(block_log - pad_shift)
+// words. Padded: blocks of 2^13, and blocks of 2^14 in single-pass plans. Other passes of 2^14
+// keep the XOR layout in 64 KiB: with padded 66.5 KiB first passes, the strided pass after them
+// measured 8-14% slower at 2^24 and 2^25 (H200, bench/NOTES.md; three such blocks need the
+// largest shared-memory carveout, which leaves 28 KB of L1 instead of 60, the likely cause).
+__host__ __device__ constexpr bool fast_padded(int block_log, bool single_pass) {
+  return block_log == 13 || (block_log == 14 && single_pass);
+}
+__host__ __device__ constexpr int fast_pad_shift(int block_log) { return block_log == 13 ? 5 : 6; }
+__host__ __device__ constexpr std::size_t fast_plane_words(int block_log, bool padded) {
+  const std::size_t elements = std::size_t{1} << block_log;
+  return padded ? elements + (elements >> fast_pad_shift(block_log)) : elements;
+}
+
+// Shared memory of one block of 2^block_log elements: the double values of the wide modes of float
+// compute are one plane of 8-byte words, addressed by offset (no alignment); everything else is
+// planes of 4-byte words, 2 for Kahan/Neumaier (values and error terms), else 1, plus, in the XOR
+// layout of blocks of up to 2^13, one plane so that the kernel can align the tile to a plane's
+// size.
+inline std::size_t fast_shared_bytes(int block_log, Stabilization st, bool float_compute, bool padded) {
   const std::size_t elements = std::size_t{1} << block_log;
   if (is_wide(st) && float_compute) return elements * 8;
   const std::size_t planes = st == Stabilization::kahan || st == Stabilization::neumaier ? 2 : 1;
+  if (padded) return planes * fast_plane_words(block_log, true) * 4;
   return (block_log <= 13 ? planes + 1 : planes) * elements * 4;
 }
 

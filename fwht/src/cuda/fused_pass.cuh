@@ -18,7 +18,7 @@ __global__ void __launch_bounds__(kFastThreads, fast_min_blocks<Tr, St, Eps, fal
     fused_pass(const FusedArgs f) {
   pass_prologue<false>();
   using C = typename Tr::C;
-  C* sm = tile_shared<Eps, C, kWords64<Tr, St>>();
+  C* sm = tile_shared<Eps, C, kWords64<Tr, St>, fast_padded(Eps + 8, false)>();
   __shared__ int ticket_shared[2];
   const std::int64_t n2 = f.tiles_a, n3 = f.tiles_b, group = n2 + n3;
   const std::int64_t lag = f.lag < f.strips ? f.lag : f.strips;
