@@ -156,14 +156,15 @@ __device__ __forceinline__ void stage_range(C (&v)[1 << Eps], C (&ev)[1 << Eps])
   for (int k = K0; k < K1; ++k) register_stage<St, Eps>(v, ev, k);
 }
 // Straight-line code for the full round, every suffix [k0, Eps) (the last round of a pass, clipped
-// to the tile) and, for Eps <= 5, every prefix [0, k1) (small transforms, several per block); other
-// partial rounds take the branching form.
+// to the tile) and, for Eps <= 5, every prefix [0, k1) (small transforms, several per block), for
+// Eps 6 the prefix [0, 5) only (n = 2^11 in 2^14-element blocks, the default for 2-byte storage;
+// more prefixes spill); other partial rounds take the branching form.
 template <Stabilization St, int Eps, int K, class C>
 __device__ __forceinline__ bool prefix_or_suffix(C (&v)[1 << Eps], C (&ev)[1 << Eps], int k0, int k1) {
   if constexpr (K > Eps) {
     return false;
   } else {
-    if (Eps <= 5 && k0 == 0 && k1 == K) {  // prefixes: small transforms in one block (Eps 4, 5)
+    if ((Eps <= 5 || K == Eps - 1) && k0 == 0 && k1 == K) {  // prefixes: small transforms in one block
       stage_range<St, Eps, 0, K>(v, ev);
       return true;
     }
