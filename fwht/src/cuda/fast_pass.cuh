@@ -23,12 +23,12 @@
 // the 5 bank bits, or, in blocks of 2^13 and in single-pass plans of 2^14 (fast_padded in
 // fast_pass.hpp), at padded(e) = e + (e >> 5) and e + (e >> 6). Both are conflict-free for every
 // lo (checked by enumeration, bench/NOTES.md; no such padding exists for Eps 4) and linear over
-// disjoint bits, so
-// the address of m is the thread's address combined with m's: visiting m in Gray-code order costs
-// one XOR or add per element. First passes always run their rounds at lo = 0, Eps, B - Eps; there
-// the exchanges and the stores are written with these constants, so that padded shared addresses
-// and global store offsets are immediates (one base register each) instead of per-element
-// arithmetic.
+// disjoint bits, so the address of m is the thread's address combined with m's: visiting m in
+// Gray-code order costs one XOR or add per element. First passes always run their rounds at
+// lo = 0, Eps, B - Eps; there the exchanges (padded layout) and the stores are written with these
+// constants, so that shared addresses and global store offsets are immediates (one base register
+// each) instead of per-element arithmetic.
+//
 // Stabilized modes (template St) hold more state per element in the same rounds, never in device
 // memory: Kahan/Neumaier (single-pass plans only: error terms start at zero and are dropped at the
 // end, so the pass is exact to the reference) keep a register array of error terms beside the
@@ -261,8 +261,8 @@ __device__ __forceinline__ void exchange64(double* sm, double (&v)[1 << Eps], in
 }
 
 // Registers <-> shared memory for all of a mode's state: values (doubles as 8-byte words) and, for
-// Kahan/Neumaier, error terms in a second plane 2^(Eps+8) words after the first, so that it is
-// aligned like the first (exchange's XOR addressing).
+// Kahan/Neumaier, error terms in a second plane one plane (fast_plane_words) after the first, so
+// that it is aligned like the first (the XOR layout) and hits the same banks (both layouts).
 template <int Eps, bool Padded, bool ToShared, Stabilization St, class R, class C>
 __device__ __forceinline__ void exchange_state(C* sm, R (&v)[1 << Eps], R (&ev)[1 << Eps], int t, int lo) {
   constexpr int kPlane = static_cast<int>(fast_plane_words(Eps + 8, Padded));
