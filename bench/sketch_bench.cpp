@@ -36,7 +36,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: sketch_bench [--backend cpu|cuda] [--workload dense|sparse|lowrank|covariance] [--n N1,N2,...] [--d D]\n"
-    "                    [--pad P] [--precision f64|f32|f16|bf16] [--threads T] [--reps R]\n"
+    "                    [--pad P] [--precision f64|f32|f16|bf16] [--compute f32|storage] [--threads T] [--reps R]\n"
     "                    [--exact yes|no] [--top K] [--format text|json]\n";
 
 [[noreturn]] void usage_error(const std::string& why) {
@@ -105,6 +105,7 @@ int main(int argc, char** argv) {
       else if (arg == "--backend") backend = v;
       else if (arg == "--pad") params.pad = std::stod(v);
       else if (arg == "--precision") params.precision = fwht::parse_dtype(v);
+      else if (arg == "--compute") params.compute = fwht::parse_compute(v);
       else if (arg == "--threads") params.threads = std::stoi(v);
       else if (arg == "--reps") reps = std::stoi(v);
       else if (arg == "--top") top = static_cast<std::size_t>(std::stoll(v));
@@ -120,7 +121,13 @@ int main(int argc, char** argv) {
   if (reps < 1) usage_error("--reps must be at least 1");
   if (backend == "cuda" && workload == "dense") {
 #ifdef SKETCH_BENCH_HAVE_CUDA
-    CudaBenchConfig config{.sizes = sizes, .repetitions = {}, .pad = params.pad, .reps = reps, .check_host = std::getenv("SKETCH_BENCH_CHECK") != nullptr};
+    CudaBenchConfig config{.sizes = sizes,
+                           .repetitions = {},
+                           .pad = params.pad,
+                           .precision = params.precision,
+                           .compute = params.compute,
+                           .reps = reps,
+                           .check_host = std::getenv("SKETCH_BENCH_CHECK") != nullptr};
     std::stringstream ss(d_list);
     for (std::string item; std::getline(ss, item, ',');) config.repetitions.push_back(std::stoi(item));
     try {

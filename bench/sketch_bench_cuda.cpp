@@ -3,7 +3,8 @@
 // (median of --reps after two warm-up runs). Inputs are N(0,1) from cuRAND with 10 planted entries
 // of 8 sigma (as the CPU bench's dense workload); recall is the fraction of them among the top 10.
 //
-// Reported per n and d: the fused plan with B given by rows (execute_rows), the same with B
+// --precision (and --compute) choose the sketch's storage as in SketchParams; the GEMMs do not
+// change. Reported per n and d: the fused plan with B given by rows (execute_rows), the same with B
 // column-major (execute: includes a transposition of B), the general path (forced), SGEMM, BF16
 // GEMM, and the device-to-device copy of A and B (the floor for reading the inputs once).
 #include <cublas_v2.h>
@@ -63,6 +64,8 @@ double time_ms(cudaStream_t stream, int reps, const std::function<void()>& work)
 }  // namespace
 
 int run_cuda_bench(const CudaBenchConfig& config) {
+  std::printf("sketch precision %s, compute %s\n", std::string(fwht::to_string(config.precision)).c_str(),
+              std::string(fwht::to_string(config.compute)).c_str());
   std::printf("%6s %2s %8s %10s %10s %10s %10s %10s %10s %9s %9s %7s  %s\n", "n", "d", "b", "rows_ms", "cols_ms", "general_ms",
               "sgemm_ms", "bf16_ms", "copy_ms", "x_sgemm", "x_bf16", "recall", "path");
   cublasHandle_t handle;
@@ -111,7 +114,7 @@ int run_cuda_bench(const CudaBenchConfig& config) {
     cudaStreamDestroy(stream);
 
     for (int d : config.repetitions) {
-      pagh::SketchParams params{.pad = config.pad, .repetitions = d, .seed = 42};
+      pagh::SketchParams params{.pad = config.pad, .repetitions = d, .seed = 42, .precision = config.precision, .compute = config.compute};
       pagh::cuda::Compressor plan(n, n, n, params);
       const double rows = time_ms(plan.stream(), config.reps, [&] { plan.execute_rows(A.p, n, Bt.p, n); });
       const double cols = time_ms(plan.stream(), config.reps, [&] { plan.execute(A.p, n, B.p, n); });

@@ -5,10 +5,14 @@
 #include <cstdint>
 #include <vector>
 
+#include "fwht/options.hpp"
+
 struct CudaBenchConfig {
   std::vector<std::int64_t> sizes;
   std::vector<int> repetitions{1, 3};
   double pad = 8;
+  fwht::DType precision = fwht::DType::f32;  // the sketch's storage (SketchParams::precision)
+  fwht::Compute compute = fwht::Compute::f32;
   int reps = 20;
   bool general = true;      // also time the general path (n <= 4096)
   bool check_host = false;  // compare the device top-k with the host's (n <= 4096)

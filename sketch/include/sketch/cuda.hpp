@@ -9,7 +9,8 @@
 // Results: the hash tables are drawn by the cuRAND device generator and equal the host tables of
 // hashing.hpp bit for bit. Integer-valued inputs whose sums are exact in the precision give the
 // CPU's sketches bit for bit; other floating inputs agree within rounding (the GPU sums in another
-// order). For a given device, configuration and input the result is deterministic: no atomics
+// order; with 16-bit precisions the fused kernel also rounds folded bucket sums, see
+// sketch/src/cuda/wide_sketch.cu). For a given device, configuration and input the result is deterministic: no atomics
 // touch floating-point sums; partial sketches are reduced in a fixed order.
 //
 // Host inputs larger than the device-memory budget stream through pinned host buffers in chunks of
@@ -42,7 +43,9 @@ bool available(std::string* reason = nullptr);
 struct DeviceOptions {
   int device = 0;
   // Device memory the staged inputs may occupy at once (host inputs); 0 = a quarter of the free
-  // memory. Smaller values force the streaming path (tests use that).
+  // memory. Smaller values force the streaming path (tests use that). The plan's own workspaces
+  // come on top and are allocated when the plan is made: the sketches and partial spectra, and up
+  // to 256 MiB for the general path's vector batches or the wide kernel's permuted lines.
   std::size_t max_input_bytes = 0;
   // Take the general path (scatter, fwht plan, multiply-accumulate as separate kernels) even where
   // the fused kernel applies: tests and benchmarks compare the two.

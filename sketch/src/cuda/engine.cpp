@@ -47,6 +47,14 @@ std::vector<T> copy_back(const DeviceArray<T>& device_array, cudaStream_t stream
 // Permuted lines of one wide launch: about this many bytes (the chunk is cut into such pieces).
 constexpr std::int64_t kWideLineBytes = std::int64_t{256} << 20;
 
+// The wide kernel (wide_sketch.cu) replaces the slice and cluster kernels for 2^14 <= b <= 2^17
+// (bench/NOTES.md "sketch-cuda wide kernel"). PAGH_SKETCH_WIDE=0 turns it off (then
+// PAGH_SKETCH_CLUSTER chooses as before, and 16-bit precisions take the general path).
+bool wide_allowed(int log2b, std::int64_t m, std::int64_t p) {
+  if (const char* knob = std::getenv("PAGH_SKETCH_WIDE"); knob && std::string(knob) == "0") return false;
+  return log2b >= kWideLog && log2b <= kWideMaxLog && m <= kWideMaxLine && p <= kWideMaxLine;
+}
+
 }  // namespace
 
 Engine::Engine(std::int64_t m, std::int64_t K, std::int64_t p, const SketchParams& params, bool dense, bool force_general,
@@ -59,14 +67,21 @@ Engine::Engine(std::int64_t m, std::int64_t K, std::int64_t p, const SketchParam
   const fwht::Options forward_options{.stabilization = params.stabilization, .algorithm = params.algorithm, .compute = params.compute};
   // The forward plan validates the FWHT options with the same message as the CPU engine.
   const bool plain = params.stabilization == fwht::Stabilization::none && params.algorithm == fwht::Algorithm::folklore;
-  fused_ = dense && !force_general && params.precision == fwht::DType::f32 && plain && log2b_ >= kSliceLog && log2b_ <= 27 &&
-           m <= INT32_MAX && p <= INT32_MAX;
+  // 16-bit storage with f32 compute: only the wide kernel rounds like the CPU engine (wide_sketch.cu).
+  const bool sixteen = fwht::size_of(params.precision) == 2;
+  const bool sixteen_f32 = sixteen && params.compute == fwht::Compute::f32;
+  const bool fused_precision = params.precision == fwht::DType::f32 || (sixteen_f32 && wide_allowed(log2b_, m, p));
+  fused_ = dense && !force_general && fused_precision && plain && log2b_ >= kSliceLog && log2b_ <= 27 && m <= INT32_MAX &&
+           p <= INT32_MAX;
   acc_bytes_ = params.precision == fwht::DType::f64 ? 8 : 4;
+  const std::string precision_name(fwht::to_string(params.precision));
   if (fused_) path_ = "fused";
   else if (force_general) path_ = "general (forced)";
   else if (!dense) path_ = "general (sparse inputs)";
-  else if (params.precision != fwht::DType::f32) path_ = "general (precision " + std::string(fwht::to_string(params.precision)) + ")";
+  else if (params.precision == fwht::DType::f64 || (sixteen && !sixteen_f32))
+    path_ = "general (precision " + precision_name + (sixteen ? ", compute storage)" : ")");
   else if (!plain) path_ = "general (stabilized or Alman-Rao transform)";
+  else if (sixteen) path_ = "general (precision " + precision_name + ": b = 2^" + std::to_string(log2b_) + " or lines outside the wide kernel's range)";
   else path_ = "general (b = 2^" + std::to_string(log2b_) + " outside the fused kernel's 2^12..2^27)";
 
   tables_ = draw_device_tables(params.seed, d_, m, p, b_, stream);
@@ -134,13 +149,6 @@ static int cluster_log_for(int log2b) {
     return c >= 1 && c <= kMaxLogCluster && log2b >= kSliceLog + c ? c : 0;
   }
   return log2b >= 16 ? 3 : 0;
-}
-
-// The wide kernel (wide_sketch.cu) replaces both for 2^14 <= b <= 2^17 (bench/NOTES.md "sketch-cuda
-// wide kernel"). PAGH_SKETCH_WIDE=0 turns it off (then PAGH_SKETCH_CLUSTER chooses as before).
-static bool wide_allowed(int log2b, std::int64_t m, std::int64_t p) {
-  if (const char* knob = std::getenv("PAGH_SKETCH_WIDE"); knob && std::string(knob) == "0") return false;
-  return log2b >= kWideLog && log2b <= kWideMaxLog && m <= kWideMaxLine && p <= kWideMaxLine;
 }
 
 bool Engine::prepare_wide(cudaStream_t stream) {
@@ -240,6 +248,9 @@ void Engine::add_dense(const float* a, std::int64_t lda, const float* bt, std::i
       args.partials = partials_.data();
       args.k_first = k_first + done, args.k_count = piece;
       args.log2b = log2b_, args.repetitions = d_, args.groups = groups_, args.accumulate = started_;
+      args.storage = params_.precision == fwht::DType::f16    ? WideStorage::f16
+                     : params_.precision == fwht::DType::bf16 ? WideStorage::bf16
+                                                              : WideStorage::f32;
       launch_wide(args, stream_);
       started_ = true;
     }

@@ -11,6 +11,7 @@ namespace pagh::cuda {
 
 // ---- The fused path (fused_sketch.cu) ---------------------------------------------------------
 // Plain folklore FWHT, f32 storage and accumulation, b = 2^L with L >= 12. See fused_sketch.cu.
+// (The wide kernel below also takes f16/bf16 storage with f32 compute.)
 inline constexpr int kSliceLog = 12;  // a block transforms slices of 2^12 buckets
 
 struct FusedArgs {
@@ -64,6 +65,9 @@ int fused_blocks_per_sm();
 // order of wide_layout.hpp first. For 2^14 <= b <= 2^17 and lines of at most 2^15 entries.
 inline constexpr int kWideMaxLog = 17;
 inline constexpr std::int64_t kWideMaxLine = std::int64_t{1} << 15;
+// The storage precision of the wide kernel's transformed vectors (SketchParams::precision with
+// compute f32): 16-bit rounds each bucket sum and each transformed value, the transform is f32.
+enum class WideStorage { f32, f16, bf16 };
 struct WideArgs {
   const float* lines_a = nullptr;  // permuted lines: line (t, k) at lines_a + (t * k_count + k - k_first) * ld_a
   const float* lines_b = nullptr;
@@ -73,6 +77,7 @@ struct WideArgs {
   float* partials = nullptr;  // groups * d * b, as FusedArgs
   std::int64_t k_first = 0, k_count = 0;
   int log2b = 0, repetitions = 0, groups = 0;
+  WideStorage storage = WideStorage::f32;
   bool accumulate = false;
 };
 void launch_wide(const WideArgs& args, cudaStream_t stream);

@@ -19,6 +19,13 @@
 // at wide_swizzle(u) (wide_layout.hpp), which makes all three rounds free of bank conflicts.
 // Each block adds the k with k mod groups == group in increasing order, so its partial sums do not
 // depend on how K is chunked; the engine reduces the groups' partial spectra in a fixed order.
+// With 16-bit precision (compute f32) the kernel rounds each slot's sum before the transform and
+// each transformed value before the product, as the CPU engine stores its vectors; a folded slice
+// rounds the sum of its folded buckets where the CPU rounds each bucket (within rounding; bit for
+// bit on integer inputs whose sums are exact in the format).
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include <cstdint>
 #include <cstdlib>
 #include <type_traits>
@@ -81,13 +88,39 @@ __device__ __forceinline__ void place(std::uint32_t x, std::uint32_t code, unsig
   }
 }
 
+// The storage precision of the transformed vectors (SketchParams::precision, compute f32): f32
+// keeps every value; f16/bf16 round each bucket sum before the transform and each transformed
+// value before the product, as the CPU engine stores its vectors (the transform itself is f32).
+// Values are rounded in pairs: one packing conversion (F2FP) per pair and a widening per value;
+// single bf16 conversions compile to F2F, which runs on the slow conversion pipe (measured: bf16
+// 15% slower than f32 at n = 4096 with single conversions, bench/NOTES.md).
+struct KeepF32 {
+  static __device__ __forceinline__ void apply(float&, float&) {}
+};
+struct RoundF16 {
+  static __device__ __forceinline__ void apply(float& x, float& y) {
+    const float2 r = __half22float2(__floats2half2_rn(x, y));
+    x = r.x, y = r.y;
+  }
+};
+struct RoundBF16 {
+  static __device__ __forceinline__ void apply(float& x, float& y) {
+    const __nv_bfloat162 r = __floats2bfloat162_rn(x, y);  // x in the low half
+    const unsigned bits = *reinterpret_cast<const unsigned*>(&r);
+    x = __uint_as_float(bits << 16), y = __uint_as_float(bits & 0xffff0000u);
+  }
+};
+
 // Rounds A and B of one buffer, on warp `warp`'s 1024 slots (no barrier needed: warp-local).
+template <class Storage>
 __device__ __forceinline__ void rounds_a_b(float* buffer, int warp, int lane, const int (&round_b)[8], float (&v)[kRegs]) {
   float* row = buffer + (warp << 10) + (lane << 5);
 #pragma unroll
   for (int q = 0; q < kRegs / 4; ++q) {
     const float4 x = *reinterpret_cast<const float4*>(row + ((q ^ (lane & 7)) << 2));
     v[4 * q] = x.x, v[4 * q + 1] = x.y, v[4 * q + 2] = x.z, v[4 * q + 3] = x.w;
+    Storage::apply(v[4 * q], v[4 * q + 1]);
+    Storage::apply(v[4 * q + 2], v[4 * q + 3]);
   }
   fused::butterfly_stages<0, 5>(v);
 #pragma unroll
@@ -108,6 +141,7 @@ __device__ __forceinline__ void round_c(const float* buffer, int round_c_base, f
   fused::butterfly_stages<1, 4>(v);
 }
 
+template <class Storage>
 __global__ void __launch_bounds__(kThreads, 1) wide_sketch(WideArgs args) {
   // Shared memory: a_k and b_k (2^14 floats each), one dummy cell per thread, the lanes' rings.
   extern __shared__ __align__(16) float buffers[];
@@ -216,13 +250,16 @@ __global__ void __launch_bounds__(kThreads, 1) wide_sketch(WideArgs args) {
     consume(std::true_type{}, b1, b2, shared_b);
     __syncwarp();
     float v[kRegs];
-    rounds_a_b(buffer_a, warp, lane, round_b, v);
-    rounds_a_b(buffer_b, warp, lane, round_b, v);
+    rounds_a_b<Storage>(buffer_a, warp, lane, round_b, v);
+    rounds_a_b<Storage>(buffer_b, warp, lane, round_b, v);
     __syncthreads();
     float w[kRegs];
     round_c(buffer_a, round_c_base, v);
     round_c(buffer_b, round_c_base, w);
-    // P += Ha . Hb, multiply then add (rounded separately, as the CPU engine does).
+    // P += Ha . Hb in the storage precision, multiply then add (rounded separately, as the CPU
+    // engine does).
+#pragma unroll
+    for (int r = 0; r < kRegs; r += 2) Storage::apply(v[r], v[r + 1]), Storage::apply(w[r], w[r + 1]);
 #pragma unroll
     for (int r = 0; r < kRegs; ++r) acc[r] = __fadd_rn(acc[r], __fmul_rn(v[r], w[r]));
     __syncthreads();
@@ -270,7 +307,9 @@ constexpr std::size_t kWideShared = (2 * kSlots + kThreads) * sizeof(float) + kW
 static_assert(2 * kSlots * sizeof(float) + 4 * kThreads <= (1u << 18), "codes hold byte offsets in 18 bits");
 void allow_wide_shared() {
   static const bool done = [] {
-    PAGH_CUDA_CHECK(cudaFuncSetAttribute(wide_sketch, cudaFuncAttributeMaxDynamicSharedMemorySize, kWideShared), "pagh::cuda::launch_wide");
+    for (const void* kernel : {reinterpret_cast<const void*>(wide_sketch<KeepF32>), reinterpret_cast<const void*>(wide_sketch<RoundF16>),
+                               reinterpret_cast<const void*>(wide_sketch<RoundBF16>)})
+      PAGH_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kWideShared), "pagh::cuda::launch_wide");
     return true;
   }();
   (void)done;
@@ -307,14 +346,18 @@ void launch_wide(const WideArgs& args, cudaStream_t stream) {
     throw Error("pagh::cuda::launch_wide", "unsupported geometry (needs 2^14 <= b <= 2^17)");
   const dim3 grid(static_cast<unsigned>(args.groups), 1u << (args.log2b - kWideLog), static_cast<unsigned>(args.repetitions));
   allow_wide_shared();
-  wide_sketch<<<grid, kThreads, kWideShared, stream>>>(args);
+  switch (args.storage) {
+    case WideStorage::f32: wide_sketch<KeepF32><<<grid, kThreads, kWideShared, stream>>>(args); break;
+    case WideStorage::f16: wide_sketch<RoundF16><<<grid, kThreads, kWideShared, stream>>>(args); break;
+    case WideStorage::bf16: wide_sketch<RoundBF16><<<grid, kThreads, kWideShared, stream>>>(args); break;
+  }
   check_launch("wide_sketch", "pagh::cuda::launch_wide");
 }
 
 int wide_blocks_per_sm() {
   int blocks = 0;
   allow_wide_shared();
-  PAGH_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, wide_sketch, kThreads, kWideShared),
+  PAGH_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, wide_sketch<KeepF32>, kThreads, kWideShared),
                   "pagh::cuda::wide_blocks_per_sm");
   return blocks;
 }
