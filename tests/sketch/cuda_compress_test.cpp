@@ -258,19 +258,23 @@ TEST(SketchCuda, IntegerInputsBitIdenticalToCpuOnEveryPath) {
       // 16-bit storage with f32 compute takes only the wide kernel (the others: general path).
       const bool plain = !c.force_general && c.stabilization == fwht::Stabilization::none && c.algorithm == fwht::Algorithm::folklore;
       const bool sixteen_f32 = fwht::size_of(c.precision) == 2 && c.compute == fwht::Compute::f32;
-      for (const char* cluster : {"wide", "0", "1", "2", "3", "4"}) {
-        const bool wide = std::string(cluster) == "wide";
+      for (const char* cluster : {"wide", "wide-permuted", "0", "1", "2", "3", "4"}) {
+        const bool permuted = std::string(cluster) == "wide-permuted";
+        const bool wide = permuted || std::string(cluster) == "wide";
         if (std::string(cluster) != "0" && !(plain && (c.precision == fwht::DType::f32 || (wide && sixteen_f32)))) continue;
         if (wide && shape.b < 16384) continue;
         SCOPED_TRACE(std::string("PAGH_SKETCH_CLUSTER=") + cluster);
         setenv("PAGH_SKETCH_WIDE", wide ? "1" : "0", 1);
         if (!wide) setenv("PAGH_SKETCH_CLUSTER", cluster, 1);
-        if (wide) {  // the piece loop of the wide path: pieces of 7 k
+        if (wide) {  // staged lines (every shape here fits), or permuted lines in pieces of 7 k
           setenv("PAGH_SKETCH_WIDE_PIECE", "7", 1);
-          EXPECT_NE(pagh::cuda::Compressor(shape.m, shape.K, shape.p, params).path().find("wide"), std::string::npos);
+          setenv("PAGH_SKETCH_WIDE_GATHER", permuted ? "0" : "1", 1);
+          EXPECT_NE(pagh::cuda::Compressor(shape.m, shape.K, shape.p, params).path().find(permuted ? "permuted" : "staged"),
+                    std::string::npos);
         }
         const auto gpu = pagh::cuda::compress(A, B, params, {.force_general = c.force_general});
         unsetenv("PAGH_SKETCH_CLUSTER"), unsetenv("PAGH_SKETCH_WIDE"), unsetenv("PAGH_SKETCH_WIDE_PIECE");
+        unsetenv("PAGH_SKETCH_WIDE_GATHER");
         EXPECT_EQ(gpu.buckets(), shape.b);
         const auto x = device_sketches(gpu);
         const std::int64_t at = first_difference(x, y);
@@ -371,6 +375,54 @@ TEST(SketchCuda, WideKernelAgreesWithinRoundingAndIsDeterministic) {
   EXPECT_LE(worst_cpu, tolerance) << "max |wide - cpu| " << worst_cpu << " vs max |c| " << scale;
   EXPECT_LE(worst_slices, tolerance) << "max |wide - slices| " << worst_slices << " vs max |c| " << scale;
   EXPECT_GT(worst_slices, 0.0) << "the two kernels transform in different orders; identical bits would mean one path ran twice";
+}
+
+// Lines staged in shared memory and gathered (short aligned lines, the default) give the permuted
+// lines' sums bit for bit: the same entries in the same order. Also when the input streams in
+// chunks (several launches), with 16-bit storage, and through a Compressor whose unaligned rows
+// fall back to the permutation.
+TEST(SketchCuda, WideKernelStagedLinesEqualPermutedLines) {
+  SKIP_WITHOUT_GPU();
+  TRACE_SEED();
+  std::mt19937_64 rng(run_seed());
+  const Dense A = gaussian(2100, 90, rng), B = gaussian(90, 1904, rng);  // b = 32768, lines of 4n entries
+  for (const fwht::DType precision : {fwht::DType::f32, fwht::DType::bf16}) {
+    SCOPED_TRACE(std::string(fwht::to_string(precision)));
+    const pagh::SketchParams params{.repetitions = 3, .seed = rng(), .precision = precision};
+    EXPECT_NE(pagh::cuda::Compressor(2100, 90, 1904, params).path().find("staged"), std::string::npos);
+    const auto staged = device_sketches(pagh::cuda::compress(A, B, params));
+    const std::size_t budget = 2 * 10 * (2100 + 1904) * 4;  // chunks of about 10 k
+    EXPECT_EQ(first_difference(staged, device_sketches(pagh::cuda::compress(A, B, params, {.max_input_bytes = budget}))), -1)
+        << "streaming changed the result";
+    setenv("PAGH_SKETCH_WIDE_GATHER", "0", 1);
+    EXPECT_NE(pagh::cuda::Compressor(2100, 90, 1904, params).path().find("permuted"), std::string::npos);
+    const auto permuted = device_sketches(pagh::cuda::compress(A, B, params));
+    unsetenv("PAGH_SKETCH_WIDE_GATHER");
+    EXPECT_EQ(first_difference(staged, permuted), -1) << "staged and permuted lines differ";
+    // Device inputs: A with lda = m + 1 (unaligned columns: the permutation) and with lda = m + 4.
+    const std::int64_t m = 2100, K = 90, p = 1904;
+    std::vector<float> bt(static_cast<std::size_t>(K * p));
+    for (std::int64_t k = 0; k < K; ++k)
+      for (std::int64_t j = 0; j < p; ++j) bt[static_cast<std::size_t>(k * p + j)] = static_cast<float>(B(k, j));
+    float* dbt = nullptr;
+    ASSERT_EQ(cudaMalloc(&dbt, bt.size() * 4), cudaSuccess);
+    cudaMemcpy(dbt, bt.data(), bt.size() * 4, cudaMemcpyHostToDevice);
+    pagh::cuda::Compressor plan(m, K, p, params, {.b_by_rows_only = true});
+    for (const std::int64_t lda : {m + 1, m + 4}) {
+      SCOPED_TRACE("lda " + std::to_string(lda));
+      std::vector<float> a(static_cast<std::size_t>(lda * K), 7.0f);
+      for (std::int64_t k = 0; k < K; ++k)
+        for (std::int64_t i = 0; i < m; ++i) a[static_cast<std::size_t>(i + k * lda)] = static_cast<float>(A(i, k));
+      float* da = nullptr;
+      ASSERT_EQ(cudaMalloc(&da, a.size() * 4), cudaSuccess);
+      cudaMemcpy(da, a.data(), a.size() * 4, cudaMemcpyHostToDevice);
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // pageable copies may return before they land
+      plan.execute_rows(da, lda, dbt, p);
+      EXPECT_EQ(first_difference(device_sketches(plan.product()), staged), -1);
+      cudaFree(da);
+    }
+    cudaFree(dbt);
+  }
 }
 
 // 16-bit storage with f32 compute on the wide kernel: the bucket sums and the transformed values
@@ -505,6 +557,7 @@ TEST(SketchCuda, CompressorOnDeviceInputsEqualsHostCall) {
   cudaMemcpy(da, a.data(), a.size() * 4, cudaMemcpyHostToDevice);
   cudaMemcpy(db, b.data(), b.size() * 4, cudaMemcpyHostToDevice);
   cudaMemcpy(dbt, bt.data(), bt.size() * 4, cudaMemcpyHostToDevice);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // the plan's stream does not wait for pageable copies
   pagh::cuda::Compressor plan(m, K, p, params);
   EXPECT_EQ(plan.path().rfind("fused", 0), 0u) << plan.path();
   plan.execute(da, lda, db, ldb);

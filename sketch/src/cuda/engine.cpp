@@ -94,7 +94,7 @@ Engine::Engine(std::int64_t m, std::int64_t K, std::int64_t p, const SketchParam
   spectrum_ = DeviceArray<char>(db * static_cast<std::size_t>(acc_bytes_), "sketch spectra");
 
   if (fused_ && prepare_wide(stream)) {
-    path_ = "fused, wide slices of 2^" + std::to_string(kWideLog);
+    path_ = "fused, wide slices of 2^" + std::to_string(kWideLog) + (wide_gather_ ? ", staged lines" : ", permuted lines");
   } else if (fused_ && prepare_clusters(stream)) {
     path_ = "fused, clusters of " + std::to_string(1 << cluster_);
   } else if (fused_) {
@@ -166,6 +166,10 @@ bool Engine::prepare_wide(cudaStream_t stream) {
   upload(b.source, wide_source_b_, "wide layout of B", stream), upload(b.code, wide_code_b_, "wide layout of B", stream);
   upload(b.segment, wide_segment_b_, "wide layout of B", stream);
   wide_ld_a_ = a.padded, wide_ld_b_ = b.padded;
+  // Short lines are staged in shared memory and gathered in the kernel (no permutation pass) when
+  // they are 16-byte aligned at execution; PAGH_SKETCH_WIDE_GATHER=0 always permutes (tests).
+  const char* gather_knob = std::getenv("PAGH_SKETCH_WIDE_GATHER");
+  wide_gather_ = !(gather_knob && std::string(gather_knob) == "0") && wide_gather_fits(m_, p_);
   const std::int64_t per_k = d_ * (wide_ld_a_ + wide_ld_b_) * static_cast<std::int64_t>(sizeof(float));
   wide_chunk_ = std::clamp<std::int64_t>(kWideLineBytes / per_k, 1, std::max<std::int64_t>(K_, 1));
   if (const char* knob = std::getenv("PAGH_SKETCH_WIDE_PIECE"))  // tests: pieces of this many k
@@ -234,6 +238,25 @@ void Engine::add_dense(const float* a, std::int64_t lda, const float* bt, std::i
                        std::int64_t count) {
   if (count <= 0) return;
   if (fused_ && wide_) {
+    WideArgs args;
+    args.code_a = wide_code_a_.data(), args.code_b = wide_code_b_.data();
+    args.segment_a = wide_segment_a_.data(), args.segment_b = wide_segment_b_.data();
+    args.ld_a = wide_ld_a_, args.ld_b = wide_ld_b_;
+    args.partials = partials_.data();
+    args.log2b = log2b_, args.repetitions = d_, args.groups = groups_;
+    args.storage = params_.precision == fwht::DType::f16    ? WideStorage::f16
+                   : params_.precision == fwht::DType::bf16 ? WideStorage::bf16
+                                                            : WideStorage::f32;
+    const auto aligned = [](const float* x, std::int64_t ld) { return reinterpret_cast<std::uintptr_t>(x) % 16 == 0 && ld % 4 == 0; };
+    if (wide_gather_ && aligned(a, lda) && aligned(bt, ldbt)) {  // one launch, lines staged in the kernel
+      args.gather = true;
+      args.a = a, args.lda = lda, args.bt = bt, args.ldbt = ldbt, args.m = static_cast<int>(m_), args.p = static_cast<int>(p_);
+      args.source_a = wide_source_a_.data(), args.source_b = wide_source_b_.data();
+      args.k_first = k_first, args.k_count = count, args.accumulate = started_;
+      launch_wide(args, stream_);
+      started_ = true;
+      return;
+    }
     // Pieces of at most wide_chunk_ k: permute their lines (every repetition), then sketch them.
     float* lines_a = wide_lines_.data();
     float* lines_b = lines_a + wide_chunk_ * d_ * wide_ld_a_;
@@ -241,16 +264,8 @@ void Engine::add_dense(const float* a, std::int64_t lda, const float* bt, std::i
       const std::int64_t piece = std::min(wide_chunk_, count - done);
       launch_permute_lines(a + done * lda, lda, m_, wide_source_a_.data(), wide_ld_a_, d_, piece, lines_a, stream_);
       launch_permute_lines(bt + done * ldbt, ldbt, p_, wide_source_b_.data(), wide_ld_b_, d_, piece, lines_b, stream_);
-      WideArgs args;
-      args.lines_a = lines_a, args.lines_b = lines_b, args.ld_a = wide_ld_a_, args.ld_b = wide_ld_b_;
-      args.code_a = wide_code_a_.data(), args.code_b = wide_code_b_.data();
-      args.segment_a = wide_segment_a_.data(), args.segment_b = wide_segment_b_.data();
-      args.partials = partials_.data();
-      args.k_first = k_first + done, args.k_count = piece;
-      args.log2b = log2b_, args.repetitions = d_, args.groups = groups_, args.accumulate = started_;
-      args.storage = params_.precision == fwht::DType::f16    ? WideStorage::f16
-                     : params_.precision == fwht::DType::bf16 ? WideStorage::bf16
-                                                              : WideStorage::f32;
+      args.lines_a = lines_a, args.lines_b = lines_b;
+      args.k_first = k_first + done, args.k_count = piece, args.accumulate = started_;
       launch_wide(args, stream_);
       started_ = true;
     }

@@ -72,7 +72,7 @@ class Engine {
   DeviceArray<std::uint32_t> list_index_a_, list_code_a_, list_index_b_, list_code_b_;
   DeviceArray<std::int64_t> list_start_a_, list_start_b_;
   // the wide kernel: per-side layouts (wide_layout.hpp) and the permuted lines of one piece
-  bool wide_ = false;
+  bool wide_ = false, wide_gather_ = false;  // wide_gather_: lines may be staged in the kernel
   DeviceArray<std::uint32_t> wide_source_a_, wide_code_a_, wide_source_b_, wide_code_b_;
   DeviceArray<std::int32_t> wide_segment_a_, wide_segment_b_;
   std::int64_t wide_ld_a_ = 0, wide_ld_b_ = 0, wide_chunk_ = 1;

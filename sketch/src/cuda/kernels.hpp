@@ -71,6 +71,17 @@ enum class WideStorage { f32, f16, bf16 };
 struct WideArgs {
   const float* lines_a = nullptr;  // permuted lines: line (t, k) at lines_a + (t * k_count + k - k_first) * ld_a
   const float* lines_b = nullptr;
+  // gather: no permuted lines; each k's column of A (a + (k - k_first) * lda, m entries) and row of B
+  // (bt + (k - k_first) * ldbt, p entries) are staged in shared memory and read through the
+  // layouts' source words (repetitions * ld each). Needs wide_gather_fits(m, p) and 16-byte
+  // aligned lines (a, bt, lda, ldbt multiples of 4 floats).
+  bool gather = false;
+  const float* a = nullptr;
+  std::int64_t lda = 0;
+  const float* bt = nullptr;
+  std::int64_t ldbt = 0;
+  const std::uint32_t *source_a = nullptr, *source_b = nullptr;
+  int m = 0, p = 0;
   std::int64_t ld_a = 0, ld_b = 0;  // the layouts' padded lengths
   const std::uint32_t *code_a = nullptr, *code_b = nullptr;  // repetitions * ld codes (wide_layout.hpp)
   const int *segment_a = nullptr, *segment_b = nullptr;      // repetitions * 17 warp segments
@@ -86,6 +97,9 @@ void launch_wide(const WideArgs& args, cudaStream_t stream);
 void launch_permute_lines(const float* in, std::int64_t ld_in, std::int64_t n, const std::uint32_t* source, std::int64_t padded,
                           int repetitions, std::int64_t count, float* out, cudaStream_t stream);
 int wide_blocks_per_sm();
+// Whether lines of m and p entries can be staged (gather): multiples of 4 entries whose staged
+// copies fit in shared memory beside the buffers (m + p up to about 8400 on an H100/H200).
+bool wide_gather_fits(std::int64_t m, std::int64_t p);
 
 // ---- The general path (general_sketch.cu) -----------------------------------------------------
 // Lines k of a chunk, dense (line k at values + (k - k_first) * ld, `length` entries) or sparse

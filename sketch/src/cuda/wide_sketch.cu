@@ -59,6 +59,7 @@ __device__ __forceinline__ float load_shared(unsigned address) {
 // lane and needs no barrier: wait_group tells it that its oldest copy has landed. Chunks are issued
 // kRing ahead of their use, across k, so the copies of k + 1 run while the block transforms k.
 constexpr int kRing = 6;
+constexpr int kGatherRing = 4;  // with staged lines (kGather): 64 KiB of rings leave room for them
 constexpr int kChunk = 32 * kWideBatch;
 static_assert(kWideBatch == 4, "one 16-byte copy of values and one of codes per lane and chunk");
 
@@ -66,10 +67,46 @@ __device__ __forceinline__ void copy_16(unsigned to, const void* from) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to), "l"(from) : "memory");
 }
 __device__ __forceinline__ void commit_copies() { asm volatile("cp.async.commit_group;" ::: "memory"); }
-__device__ __forceinline__ void wait_oldest_copy() { asm volatile("cp.async.wait_group %0;" ::"n"(kRing - 1) : "memory"); }
+template <int kSlotsInRing>
+__device__ __forceinline__ void wait_oldest_copy() { asm volatile("cp.async.wait_group %0;" ::"n"(kSlotsInRing - 1) : "memory"); }
 __device__ __forceinline__ void wait_all_copies() { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
 __device__ __forceinline__ void load_shared_4(unsigned address, std::uint32_t (&x)[4]) {
   asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(x[0]), "=r"(x[1]), "=r"(x[2]), "=r"(x[3]) : "r"(address) : "memory");
+}
+
+// Staged lines (kGather): thread 0 copies column k of A and row k of B into shared memory with two
+// bulk copies (the tensor memory accelerator) that complete on one mbarrier, a mechanism apart from
+// the lanes' cp.async groups. The lines have one zero cell after them (index n: padding entries).
+__device__ __forceinline__ void init_line_barrier(unsigned bar) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar) : "memory");
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // visible to the bulk copies
+}
+__device__ __forceinline__ void stage_lines(unsigned bar, unsigned to_a, const float* a, unsigned bytes_a, unsigned to_b, const float* b,
+                                            unsigned bytes_b) {
+  // The previous k's gathers (generic proxy) are ordered before these writes (async proxy).
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes_a + bytes_b) : "memory");
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(to_a), "l"(a),
+               "r"(bytes_a), "r"(bar)
+               : "memory");
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(to_b), "l"(b),
+               "r"(bytes_b), "r"(bar)
+               : "memory");
+}
+__device__ __forceinline__ void wait_lines(unsigned bar, unsigned phase) {
+  unsigned done = 0;
+  do {
+    asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                 : "=r"(done)
+                 : "r"(bar), "r"(phase)
+                 : "memory");
+  } while (!done);
+}
+// The value of source word e (i | (s(i) < 0) << 31, or kWidePad) in a staged line of n entries.
+__device__ __forceinline__ std::uint32_t gathered(unsigned line, unsigned n, std::uint32_t e) {
+  std::uint32_t x;
+  asm volatile("ld.shared.u32 %0, [%1];" : "=r"(x) : "r"(line + 4 * min(e & kWidePad, n)) : "memory");
+  return x ^ (e & 0x80000000u);
 }
 
 // One entry: x = s(i) A_ik (the permutation applied s) times the fold's sign for this slice (code
@@ -141,9 +178,13 @@ __device__ __forceinline__ void round_c(const float* buffer, int round_c_base, f
   fused::butterfly_stages<1, 4>(v);
 }
 
-template <class Storage>
+// kGather: the lanes' rings carry source words instead of permuted values, and each k's lines are
+// staged in shared memory and gathered (no permutation pass). Same sums in the same order.
+template <class Storage, bool kGather>
 __global__ void __launch_bounds__(kThreads, 1) wide_sketch(WideArgs args) {
-  // Shared memory: a_k and b_k (2^14 floats each), one dummy cell per thread, the lanes' rings.
+  // Shared memory: a_k and b_k (2^14 floats each), one dummy cell per thread, the lanes' rings;
+  // kGather: then the lines' mbarrier (16 bytes) and the two staged lines with their zero cells.
+  constexpr int kSlotsInRing = kGather ? kGatherRing : kRing;
   extern __shared__ __align__(16) float buffers[];
   float* buffer_a = buffers;
   float* buffer_b = buffers + kSlots;
@@ -174,7 +215,10 @@ __global__ void __launch_bounds__(kThreads, 1) wide_sketch(WideArgs args) {
   const bool any_chunk = a2 > a0 || b2 > b0;
   const auto shared_a = static_cast<unsigned>(__cvta_generic_to_shared(buffer_a));
   const auto shared_b = static_cast<unsigned>(__cvta_generic_to_shared(buffer_b));
-  const unsigned ring = static_cast<unsigned>(__cvta_generic_to_shared(buffers + 2 * kSlots + kThreads)) + warp * (kRing * 1024) + 16 * lane;
+  const unsigned rings = static_cast<unsigned>(__cvta_generic_to_shared(buffers + 2 * kSlots + kThreads));
+  const unsigned ring = rings + warp * (kSlotsInRing * 1024) + 16 * lane;
+  const unsigned line_bar = rings + kWideWarps * kSlotsInRing * 1024;
+  const unsigned staged_a = line_bar + 16, staged_b = staged_a + 4 * ((args.m + 4) & ~3);
 
   // The first k of this chunk that belongs to this group.
   const std::int64_t first = args.k_first + ((group - args.k_first % args.groups) % args.groups + args.groups) % args.groups;
@@ -187,14 +231,16 @@ __global__ void __launch_bounds__(kThreads, 1) wide_sketch(WideArgs args) {
   bool side_b = a2 == a0, live = first < end && any_chunk;
   int at = (side_b ? b0 : a0) + 4 * lane, until = (side_b ? b2 : a2) + 4 * lane;
   auto line_of = [&](bool b_side, std::int64_t k) {
+    if constexpr (kGather) return b_side ? args.source_b + rep * args.ld_b : args.source_a + rep * args.ld_a;
     const std::int64_t line = rep * args.k_count + (k - args.k_first);
-    return b_side ? args.lines_b + line * args.ld_b : args.lines_a + line * args.ld_a;
+    const float* values = b_side ? args.lines_b + line * args.ld_b : args.lines_a + line * args.ld_a;
+    return reinterpret_cast<const std::uint32_t*>(values);
   };
   auto codes_of = [&](bool b_side) { return b_side ? args.code_b + rep * args.ld_b : args.code_a + rep * args.ld_a; };
-  const float* from = line_of(side_b, first);
+  const std::uint32_t* from = line_of(side_b, first);
   const std::uint32_t* codes = codes_of(side_b);
   unsigned slot = ring;
-  const unsigned ring_end = ring + kRing * 1024;
+  const unsigned ring_end = ring + kSlotsInRing * 1024;
   auto issue = [&] {
     if (live) {
       copy_16(slot, from + at);
@@ -213,20 +259,41 @@ __global__ void __launch_bounds__(kThreads, 1) wide_sketch(WideArgs args) {
     }
     commit_copies();  // possibly empty: one group per chunk keeps wait_oldest_copy exact
   };
-  for (int q = 0; q < kRing; ++q) {
+  for (int q = 0; q < kSlotsInRing; ++q) {
     issue();
     slot += 1024;
   }
   slot = ring;
 
+  // kGather: the lines of k come while the block works on the k before (one staged copy, refilled
+  // after the barrier that ends the previous k's gathers).
+  auto stage = [&](std::int64_t k) {
+    const std::int64_t line = k - args.k_first;
+    stage_lines(line_bar, staged_a, args.a + line * args.lda, 4 * args.m, staged_b, args.bt + line * args.ldbt, 4 * args.p);
+  };
+  unsigned phase = 0;
+  if constexpr (kGather) {
+    if (tid == 0) {
+      init_line_barrier(line_bar);
+      asm volatile("st.shared.u32 [%0], 0;" ::"r"(staged_a + 4 * args.m) : "memory");  // the zero cells
+      asm volatile("st.shared.u32 [%0], 0;" ::"r"(staged_b + 4 * args.p) : "memory");
+    }
+    __syncthreads();
+    if (tid == 0 && first < end) stage(first);
+  }
+
   // The chunks of [begin, stop) into `buffer` (add: the adds part), each followed by the copy
   // that refills its ring slot.
-  auto consume = [&](auto add, int begin, int stop, unsigned buffer) {
+  auto consume = [&](auto add, int begin, int stop, unsigned buffer, unsigned staged, unsigned n) {
     for (int c = begin; c < stop; c += kChunk) {
-      wait_oldest_copy();
+      wait_oldest_copy<kSlotsInRing>();
       std::uint32_t x[4], code[4];
       load_shared_4(slot, x);
       load_shared_4(slot + 512, code);
+      if constexpr (kGather) {
+#pragma unroll
+        for (int q = 0; q < 4; ++q) x[q] = gathered(staged, n, x[q]);
+      }
 #pragma unroll
       for (int q = 0; q < 4; ++q) place<decltype(add)::value>(x[q], code[q], buffer, sign_shift);
       issue();  // into the slot just read, whose values have been used above
@@ -242,17 +309,22 @@ __global__ void __launch_bounds__(kThreads, 1) wide_sketch(WideArgs args) {
       reinterpret_cast<float4*>(buffer_b + (warp << 10))[lane + 32 * q] = zero;
     }
     __syncwarp();
-    consume(std::false_type{}, a0, a1, shared_a);
+    if constexpr (kGather) wait_lines(line_bar, phase), phase ^= 1u;
+    const auto m = static_cast<unsigned>(args.m), p = static_cast<unsigned>(args.p);
+    consume(std::false_type{}, a0, a1, shared_a, staged_a, m);
     __syncwarp();  // every store precedes the first add
-    consume(std::true_type{}, a1, a2, shared_a);
-    consume(std::false_type{}, b0, b1, shared_b);
+    consume(std::true_type{}, a1, a2, shared_a, staged_a, m);
+    consume(std::false_type{}, b0, b1, shared_b, staged_b, p);
     __syncwarp();
-    consume(std::true_type{}, b1, b2, shared_b);
+    consume(std::true_type{}, b1, b2, shared_b, staged_b, p);
     __syncwarp();
     float v[kRegs];
     rounds_a_b<Storage>(buffer_a, warp, lane, round_b, v);
     rounds_a_b<Storage>(buffer_b, warp, lane, round_b, v);
     __syncthreads();
+    if constexpr (kGather) {
+      if (tid == 0 && k + args.groups < end) stage(k + args.groups);
+    }
     float w[kRegs];
     round_c(buffer_a, round_c_base, v);
     round_c(buffer_b, round_c_base, w);
@@ -302,17 +374,40 @@ __global__ void __launch_bounds__(kPermuteThreads) permute_lines(const float* __
 }
 
 // Shared memory of the wide kernel: both buffers, one dummy cell per thread (padding entries write
-// there) and the lanes' rings, and the one-time attribute that allows it.
-constexpr std::size_t kWideShared = (2 * kSlots + kThreads) * sizeof(float) + kWideWarps * kRing * 1024;
+// there) and the lanes' rings; kGather adds the mbarrier and the staged lines (wide_shared_bytes).
+constexpr std::size_t kWideBase = (2 * kSlots + kThreads) * sizeof(float);
+constexpr std::size_t kWideShared = kWideBase + kWideWarps * kRing * 1024;
 static_assert(2 * kSlots * sizeof(float) + 4 * kThreads <= (1u << 18), "codes hold byte offsets in 18 bits");
+constexpr std::size_t gather_shared_bytes(std::int64_t m, std::int64_t p) {
+  return kWideBase + kWideWarps * kGatherRing * 1024 + 16 + 4 * static_cast<std::size_t>(((m + 4) & ~3) + ((p + 4) & ~3));
+}
+// The largest dynamic shared memory a block may opt into on this device.
+std::size_t shared_optin() {
+  int device = 0, bytes = 0;
+  PAGH_CUDA_CHECK(cudaGetDevice(&device), "pagh::cuda::launch_wide");
+  PAGH_CUDA_CHECK(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), "pagh::cuda::launch_wide");
+  return static_cast<std::size_t>(bytes);
+}
+template <bool kGather>
 void allow_wide_shared() {
   static const bool done = [] {
-    for (const void* kernel : {reinterpret_cast<const void*>(wide_sketch<KeepF32>), reinterpret_cast<const void*>(wide_sketch<RoundF16>),
-                               reinterpret_cast<const void*>(wide_sketch<RoundBF16>)})
-      PAGH_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kWideShared), "pagh::cuda::launch_wide");
+    const std::size_t bytes = kGather ? shared_optin() : kWideShared;
+    for (const void* kernel : {reinterpret_cast<const void*>(wide_sketch<KeepF32, kGather>), reinterpret_cast<const void*>(wide_sketch<RoundF16, kGather>),
+                               reinterpret_cast<const void*>(wide_sketch<RoundBF16, kGather>)})
+      PAGH_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)),
+                      "pagh::cuda::launch_wide");
     return true;
   }();
   (void)done;
+}
+template <bool kGather>
+void launch_wide_as(const WideArgs& args, dim3 grid, std::size_t shared, cudaStream_t stream) {
+  allow_wide_shared<kGather>();
+  switch (args.storage) {
+    case WideStorage::f32: wide_sketch<KeepF32, kGather><<<grid, kThreads, shared, stream>>>(args); break;
+    case WideStorage::f16: wide_sketch<RoundF16, kGather><<<grid, kThreads, shared, stream>>>(args); break;
+    case WideStorage::bf16: wide_sketch<RoundBF16, kGather><<<grid, kThreads, shared, stream>>>(args); break;
+  }
 }
 
 }  // namespace
@@ -341,23 +436,31 @@ void launch_permute_lines(const float* in, std::int64_t ld_in, std::int64_t n, c
   check_launch("permute_lines", "pagh::cuda::launch_permute_lines");
 }
 
+bool wide_gather_fits(std::int64_t m, std::int64_t p) {
+  return m > 0 && p > 0 && m % 4 == 0 && p % 4 == 0 && m <= kWideMaxLine && p <= kWideMaxLine && gather_shared_bytes(m, p) <= shared_optin();
+}
+
 void launch_wide(const WideArgs& args, cudaStream_t stream) {
   if (args.log2b < kWideLog || args.log2b > kWideMaxLog || args.groups < 1 || args.repetitions < 1 || args.repetitions > 65535)
     throw Error("pagh::cuda::launch_wide", "unsupported geometry (needs 2^14 <= b <= 2^17)");
   const dim3 grid(static_cast<unsigned>(args.groups), 1u << (args.log2b - kWideLog), static_cast<unsigned>(args.repetitions));
-  allow_wide_shared();
-  switch (args.storage) {
-    case WideStorage::f32: wide_sketch<KeepF32><<<grid, kThreads, kWideShared, stream>>>(args); break;
-    case WideStorage::f16: wide_sketch<RoundF16><<<grid, kThreads, kWideShared, stream>>>(args); break;
-    case WideStorage::bf16: wide_sketch<RoundBF16><<<grid, kThreads, kWideShared, stream>>>(args); break;
+  if (args.gather) {
+    // Bulk copies need 16-byte aligned lines whose lengths are multiples of 16 bytes.
+    const bool aligned = reinterpret_cast<std::uintptr_t>(args.a) % 16 == 0 && reinterpret_cast<std::uintptr_t>(args.bt) % 16 == 0 &&
+                         args.lda % 4 == 0 && args.ldbt % 4 == 0;
+    if (!aligned || !wide_gather_fits(args.m, args.p))
+      throw Error("pagh::cuda::launch_wide", "internal: staged lines need 16-byte aligned lines of a multiple of 4 entries that fit");
+    launch_wide_as<true>(args, grid, gather_shared_bytes(args.m, args.p), stream);
+  } else {
+    launch_wide_as<false>(args, grid, kWideShared, stream);
   }
   check_launch("wide_sketch", "pagh::cuda::launch_wide");
 }
 
 int wide_blocks_per_sm() {
   int blocks = 0;
-  allow_wide_shared();
-  PAGH_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, wide_sketch<KeepF32>, kThreads, kWideShared),
+  allow_wide_shared<false>();
+  PAGH_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, wide_sketch<KeepF32, false>, kThreads, kWideShared),
                   "pagh::cuda::wide_blocks_per_sm");
   return blocks;
 }
