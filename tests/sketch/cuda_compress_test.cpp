@@ -399,6 +399,15 @@ TEST(SketchCuda, WideKernelStagedLinesEqualPermutedLines) {
     const auto permuted = device_sketches(pagh::cuda::compress(A, B, params));
     unsetenv("PAGH_SKETCH_WIDE_GATHER");
     EXPECT_EQ(first_difference(staged, permuted), -1) << "staged and permuted lines differ";
+    if (precision == fwht::DType::f32) {  // lines of 8192 + 4100 entries: the staged kernel's shallow rings
+      const Dense A2 = gaussian(8192, 40, rng), B2 = gaussian(40, 4100, rng);  // b = 65536
+      EXPECT_NE(pagh::cuda::Compressor(8192, 40, 4100, params).path().find("staged"), std::string::npos);
+      const auto staged2 = device_sketches(pagh::cuda::compress(A2, B2, params));
+      setenv("PAGH_SKETCH_WIDE_GATHER", "0", 1);
+      const auto permuted2 = device_sketches(pagh::cuda::compress(A2, B2, params));
+      unsetenv("PAGH_SKETCH_WIDE_GATHER");
+      EXPECT_EQ(first_difference(staged2, permuted2), -1) << "staged (shallow rings) and permuted lines differ";
+    }
     // Device inputs: A with lda = m + 1 (unaligned columns: the permutation) and with lda = m + 4.
     const std::int64_t m = 2100, K = 90, p = 1904;
     std::vector<float> bt(static_cast<std::size_t>(K * p));

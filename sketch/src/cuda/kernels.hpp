@@ -98,7 +98,8 @@ void launch_permute_lines(const float* in, std::int64_t ld_in, std::int64_t n, c
                           int repetitions, std::int64_t count, float* out, cudaStream_t stream);
 int wide_blocks_per_sm();
 // Whether lines of m and p entries can be staged (gather): multiples of 4 entries whose staged
-// copies fit in shared memory beside the buffers (m + p up to about 8400 on an H100/H200).
+// copies fit in shared memory beside the buffers (m + p up to about 16600 on an H100/H200, with
+// shallower rings above about 8400).
 bool wide_gather_fits(std::int64_t m, std::int64_t p);
 
 // ---- The general path (general_sketch.cu) -----------------------------------------------------

@@ -59,7 +59,9 @@ __device__ __forceinline__ float load_shared(unsigned address) {
 // lane and needs no barrier: wait_group tells it that its oldest copy has landed. Chunks are issued
 // kRing ahead of their use, across k, so the copies of k + 1 run while the block transforms k.
 constexpr int kRing = 6;
-constexpr int kGatherRing = 4;  // with staged lines (kGather): 64 KiB of rings leave room for them
+// With staged lines (kGather) the rings shrink to make room: 4 slots (64 KiB) while the lines fit
+// beside them (m + p up to ~8400 entries), else 2 (m + p up to ~16600).
+constexpr int kGatherRings[] = {4, 2};
 constexpr int kChunk = 32 * kWideBatch;
 static_assert(kWideBatch == 4, "one 16-byte copy of values and one of codes per lane and chunk");
 
@@ -180,11 +182,12 @@ __device__ __forceinline__ void round_c(const float* buffer, int round_c_base, f
 
 // kGather: the lanes' rings carry source words instead of permuted values, and each k's lines are
 // staged in shared memory and gathered (no permutation pass). Same sums in the same order.
-template <class Storage, bool kGather>
+template <class Storage, int kStagedRing>
 __global__ void __launch_bounds__(kThreads, 1) wide_sketch(WideArgs args) {
+  constexpr bool kGather = kStagedRing > 0;  // 0: permuted lines
   // Shared memory: a_k and b_k (2^14 floats each), one dummy cell per thread, the lanes' rings;
   // kGather: then the lines' mbarrier (16 bytes) and the two staged lines with their zero cells.
-  constexpr int kSlotsInRing = kGather ? kGatherRing : kRing;
+  constexpr int kSlotsInRing = kGather ? kStagedRing : kRing;
   extern __shared__ __align__(16) float buffers[];
   float* buffer_a = buffers;
   float* buffer_b = buffers + kSlots;
@@ -378,8 +381,8 @@ __global__ void __launch_bounds__(kPermuteThreads) permute_lines(const float* __
 constexpr std::size_t kWideBase = (2 * kSlots + kThreads) * sizeof(float);
 constexpr std::size_t kWideShared = kWideBase + kWideWarps * kRing * 1024;
 static_assert(2 * kSlots * sizeof(float) + 4 * kThreads <= (1u << 18), "codes hold byte offsets in 18 bits");
-constexpr std::size_t gather_shared_bytes(std::int64_t m, std::int64_t p) {
-  return kWideBase + kWideWarps * kGatherRing * 1024 + 16 + 4 * static_cast<std::size_t>(((m + 4) & ~3) + ((p + 4) & ~3));
+constexpr std::size_t gather_shared_bytes(std::int64_t m, std::int64_t p, int ring) {
+  return kWideBase + kWideWarps * ring * 1024 + 16 + 4 * static_cast<std::size_t>(((m + 4) & ~3) + ((p + 4) & ~3));
 }
 // The largest dynamic shared memory a block may opt into on this device.
 std::size_t shared_optin() {
@@ -388,26 +391,34 @@ std::size_t shared_optin() {
   PAGH_CUDA_CHECK(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), "pagh::cuda::launch_wide");
   return static_cast<std::size_t>(bytes);
 }
-template <bool kGather>
+template <int kStagedRing>
 void allow_wide_shared() {
   static const bool done = [] {
-    const std::size_t bytes = kGather ? shared_optin() : kWideShared;
-    for (const void* kernel : {reinterpret_cast<const void*>(wide_sketch<KeepF32, kGather>), reinterpret_cast<const void*>(wide_sketch<RoundF16, kGather>),
-                               reinterpret_cast<const void*>(wide_sketch<RoundBF16, kGather>)})
+    const std::size_t bytes = kStagedRing > 0 ? shared_optin() : kWideShared;
+    for (const void* kernel : {reinterpret_cast<const void*>(wide_sketch<KeepF32, kStagedRing>),
+                               reinterpret_cast<const void*>(wide_sketch<RoundF16, kStagedRing>),
+                               reinterpret_cast<const void*>(wide_sketch<RoundBF16, kStagedRing>)})
       PAGH_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)),
                       "pagh::cuda::launch_wide");
     return true;
   }();
   (void)done;
 }
-template <bool kGather>
+template <int kStagedRing>
 void launch_wide_as(const WideArgs& args, dim3 grid, std::size_t shared, cudaStream_t stream) {
-  allow_wide_shared<kGather>();
+  allow_wide_shared<kStagedRing>();
   switch (args.storage) {
-    case WideStorage::f32: wide_sketch<KeepF32, kGather><<<grid, kThreads, shared, stream>>>(args); break;
-    case WideStorage::f16: wide_sketch<RoundF16, kGather><<<grid, kThreads, shared, stream>>>(args); break;
-    case WideStorage::bf16: wide_sketch<RoundBF16, kGather><<<grid, kThreads, shared, stream>>>(args); break;
+    case WideStorage::f32: wide_sketch<KeepF32, kStagedRing><<<grid, kThreads, shared, stream>>>(args); break;
+    case WideStorage::f16: wide_sketch<RoundF16, kStagedRing><<<grid, kThreads, shared, stream>>>(args); break;
+    case WideStorage::bf16: wide_sketch<RoundBF16, kStagedRing><<<grid, kThreads, shared, stream>>>(args); break;
   }
+}
+// The ring of staged-line launches: the deepest of kGatherRings that fits (0: none fits).
+int gather_ring(std::int64_t m, std::int64_t p) {
+  if (m <= 0 || p <= 0 || m % 4 != 0 || p % 4 != 0 || m > kWideMaxLine || p > kWideMaxLine) return 0;
+  for (const int ring : kGatherRings)
+    if (gather_shared_bytes(m, p, ring) <= shared_optin()) return ring;
+  return 0;
 }
 
 }  // namespace
@@ -436,9 +447,7 @@ void launch_permute_lines(const float* in, std::int64_t ld_in, std::int64_t n, c
   check_launch("permute_lines", "pagh::cuda::launch_permute_lines");
 }
 
-bool wide_gather_fits(std::int64_t m, std::int64_t p) {
-  return m > 0 && p > 0 && m % 4 == 0 && p % 4 == 0 && m <= kWideMaxLine && p <= kWideMaxLine && gather_shared_bytes(m, p) <= shared_optin();
-}
+bool wide_gather_fits(std::int64_t m, std::int64_t p) { return gather_ring(m, p) > 0; }
 
 void launch_wide(const WideArgs& args, cudaStream_t stream) {
   if (args.log2b < kWideLog || args.log2b > kWideMaxLog || args.groups < 1 || args.repetitions < 1 || args.repetitions > 65535)
@@ -448,19 +457,22 @@ void launch_wide(const WideArgs& args, cudaStream_t stream) {
     // Bulk copies need 16-byte aligned lines whose lengths are multiples of 16 bytes.
     const bool aligned = reinterpret_cast<std::uintptr_t>(args.a) % 16 == 0 && reinterpret_cast<std::uintptr_t>(args.bt) % 16 == 0 &&
                          args.lda % 4 == 0 && args.ldbt % 4 == 0;
-    if (!aligned || !wide_gather_fits(args.m, args.p))
+    const int ring = gather_ring(args.m, args.p);
+    if (!aligned || ring == 0)
       throw Error("pagh::cuda::launch_wide", "internal: staged lines need 16-byte aligned lines of a multiple of 4 entries that fit");
-    launch_wide_as<true>(args, grid, gather_shared_bytes(args.m, args.p), stream);
+    const std::size_t shared = gather_shared_bytes(args.m, args.p, ring);
+    if (ring == kGatherRings[0]) launch_wide_as<kGatherRings[0]>(args, grid, shared, stream);
+    else launch_wide_as<kGatherRings[1]>(args, grid, shared, stream);
   } else {
-    launch_wide_as<false>(args, grid, kWideShared, stream);
+    launch_wide_as<0>(args, grid, kWideShared, stream);
   }
   check_launch("wide_sketch", "pagh::cuda::launch_wide");
 }
 
 int wide_blocks_per_sm() {
   int blocks = 0;
-  allow_wide_shared<false>();
-  PAGH_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, wide_sketch<KeepF32, false>, kThreads, kWideShared),
+  allow_wide_shared<0>();
+  PAGH_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, wide_sketch<KeepF32, 0>, kThreads, kWideShared),
                   "pagh::cuda::wide_blocks_per_sm");
   return blocks;
 }
