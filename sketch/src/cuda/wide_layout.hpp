@@ -13,7 +13,8 @@
 // one 16-byte copy into its own shared-memory ring (wide_sketch.cu).
 // Position j of repetition t holds:
 //   source[t * padded + j] = i | (s(i) < 0) << 31 (kWidePad for padding): the permutation pass
-//     copies s(i) A_ik there, so the kernel reads every line coalesced;
+//     copies s(i) A_ik there, so the kernel reads every line coalesced, or the kernel gathers
+//     s(i) A_ik from the line staged in shared memory (short lines);
 //   code[t * padded + j] = the byte offset of the entry's shared-memory cell from the side's buffer
 //     (bits 0-17: 4 x the swizzled slot; padding: a private dummy cell of its warp and lane at
 //     pad_offset + 4 (32 w + lane)) | for each slice f < 8 of the fold, popcount(f & (h >> 14)) mod 2

@@ -5,9 +5,12 @@
 // the sign (-1)^popcount(f_hi & h_hi) of each entry), transforms both, and adds their product to
 // an accumulator that stays in registers for all k of the block.
 //
-// The scatter reads no index: a permutation pass (permute_lines) first copies each line of the
-// chunk into the order of wide_layout.hpp, s(i) A_ik at the entry's position. Warp w then reads
-// its own parts coalesced and writes only its own 1024 slots: first the stores part (the first
+// Entries come in the order of wide_layout.hpp, s(i) A_ik at the entry's position: for short
+// lines (kGather) the block copies column k of A and row k of B into shared memory (bulk copies,
+// one k ahead) and each lane gathers its entries through the layout's source words; longer lines
+// are first copied into that order by a permutation pass (permute_lines), whose values the lanes
+// read directly. Either way the sums are the same, in the same order. Warp w reads its own parts
+// coalesced and writes only its own 1024 slots: first the stores part (the first
 // entry of each slot: a plain store of 0 + x), then the adds part (the other entries, in index
 // order per slot; one read-modify-write per lane, instructions in order). No atomics, no chains
 // of conflicting lanes, and the sums have a fixed order. The transform runs in three rounds of 32
