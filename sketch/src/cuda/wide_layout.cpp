@@ -5,6 +5,36 @@
 #include <bit>
 
 namespace pagh::cuda {
+namespace {
+
+// The stores of one warp (distinct slots, any order) in groups of 32, one warp instruction each,
+// chosen so that shared-memory banks rarely repeat within a group: the cell written (bank of the
+// swizzled slot) and, for staged lines, the element gathered (bank of the index). Greedy: an entry
+// whose two banks are both free, else one whose cell bank is free, else the next one.
+std::vector<std::int64_t> bank_spread(const std::vector<std::int64_t>& entries, const std::uint32_t* h) {
+  const auto cell_bank = [&](std::int64_t i) { return wide_swizzle(h[i] & ((1u << kWideLog) - 1)) & 31u; };
+  const auto gather_bank = [](std::int64_t i) { return static_cast<std::uint32_t>(i) & 31u; };
+  std::vector<std::int64_t> out;
+  out.reserve(entries.size());
+  std::vector<bool> taken(entries.size(), false);
+  std::size_t first_free = 0;
+  while (out.size() < entries.size()) {
+    std::uint32_t cells = 0, gathers = 0;
+    int in_group = 0;
+    for (int pass = 0; pass < 3 && in_group < 32; ++pass)
+      for (std::size_t e = first_free; e < entries.size() && in_group < 32; ++e) {
+        if (taken[e]) continue;
+        const std::uint32_t c = 1u << cell_bank(entries[e]), g = 1u << gather_bank(entries[e]);
+        if ((pass == 0 && ((cells & c) || (gathers & g))) || (pass == 1 && (cells & c))) continue;
+        taken[e] = true, cells |= c, gathers |= g, ++in_group;
+        out.push_back(entries[e]);
+      }
+    while (first_free < entries.size() && taken[first_free]) ++first_free;
+  }
+  return out;
+}
+
+}  // namespace
 
 void build_wide_layout(const std::uint32_t* buckets, const std::int8_t* signs, std::int64_t n, int repetitions,
                        std::uint32_t pad_offset, WideLayout& out) {
@@ -41,10 +71,12 @@ void build_wide_layout(const std::uint32_t* buckets, const std::int8_t* signs, s
       const std::uint32_t first = w * per_warp, last = first + per_warp;
       out.segment[static_cast<std::size_t>(t * (2 * kWideWarps + 1) + 2 * w)] = static_cast<std::int32_t>(src.size());
       std::int64_t deepest = 0;
+      std::vector<std::int64_t> stores;
       for (std::uint32_t u = first; u < last; ++u) {
         deepest = std::max(deepest, start[u + 1] - start[u]);
-        if (start[u + 1] > start[u]) add(order[static_cast<std::size_t>(start[u])]);
+        if (start[u + 1] > start[u]) stores.push_back(order[static_cast<std::size_t>(start[u])]);
       }
+      for (const std::int64_t i : bank_spread(stores, h)) add(i);
       pad(w, part);
       out.segment[static_cast<std::size_t>(t * (2 * kWideWarps + 1) + 2 * w + 1)] = static_cast<std::int32_t>(src.size());
       // One instruction must not add to a slot twice (its lanes would race): an entry whose slot

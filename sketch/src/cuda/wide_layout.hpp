@@ -4,7 +4,9 @@
 // Per repetition, warp w's entries form two parts, each padded to a multiple of kWideBatch warp
 // instructions:
 //   - stores [segment[2w], segment[2w + 1]): the first entry (lowest index) of each of its slots,
-//     in slot order: all slots distinct, so each lane stores 0 + x without reading;
+//     grouped so that the 32 entries of an instruction rarely share a shared-memory bank (of the
+//     cell, and of the staged element they gather): all slots distinct, so each lane stores 0 + x
+//     without reading;
 //   - adds [segment[2w + 1], segment[2w + 2]): the other entries, by their rank within their slot
 //     and then by slot: one instruction never holds a slot twice, and a slot's entries are added
 //     in index order (as on the CPU) because instructions run in order.
