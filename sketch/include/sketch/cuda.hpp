@@ -108,7 +108,11 @@ DeviceProduct compress(const Eigen::SparseMatrix<double>& A, const Eigen::Sparse
 // A plan for repeated products of device-resident dense FP32 inputs in cuBLAS's column-major layout
 // (A: m x K, lda >= m; B: K x p, ldb >= K). The constructor allocates everything (and draws the hash
 // tables); execute() launches on the plan's own stream and neither allocates nor synchronizes.
-// Inputs are FP32 whatever params.precision says (f64 sketches them exactly).
+// That stream does not wait for other streams: the inputs must be complete when execute() is
+// called (synchronize after writing them, or order the work with events; note that a cudaMemcpy
+// from pageable host memory may return before its data has landed). Inputs are FP32 whatever
+// params.precision says (f64 sketches them exactly). Columns of A and rows of B aligned to 16
+// bytes (lda, ldbt and the pointers multiples of 4 floats) let short lines take the staged path.
 class Compressor {
  public:
   Compressor(std::int64_t m, std::int64_t K, std::int64_t p, const SketchParams& params, const DeviceOptions& options = {});
