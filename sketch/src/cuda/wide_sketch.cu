@@ -176,10 +176,17 @@ __device__ __forceinline__ void rounds_a_b(float* buffer, int warp, int lane, co
   for (int r = 0; r < kRegs; ++r) buffer[round_b[r & 7] + (r << 5)] = v[r];
 }
 
-// Round C: slot (r >> 1) << 10 | (r & 1) << 9 | w << 5 | lane, at round_c + that offset.
-__device__ __forceinline__ void round_c(const float* buffer, int round_c_base, float (&v)[kRegs]) {
+// Round C: slot (r >> 1) << 10 | (r & 1) << 9 | w << 5 | lane, at round_c + that offset. Each
+// slot is read by one thread and swapped for 0 (one atom.exch instead of a load here and a store
+// when the next k zeroes its buffers).
+__device__ __forceinline__ void round_c(float* buffer, int round_c_base, float (&v)[kRegs]) {
+  const auto base = static_cast<unsigned>(__cvta_generic_to_shared(buffer + round_c_base));
 #pragma unroll
-  for (int r = 0; r < kRegs; ++r) v[r] = buffer[round_c_base + ((r >> 1) << 10) + ((r & 1) << 9)];
+  for (int r = 0; r < kRegs; ++r) {
+    unsigned bits;
+    asm volatile("atom.shared.exch.b32 %0, [%1], 0;" : "=r"(bits) : "r"(base + 4 * (((r >> 1) << 10) + ((r & 1) << 9))) : "memory");
+    v[r] = __uint_as_float(bits);
+  }
   fused::butterfly_stages<1, 4>(v);
 }
 
@@ -306,14 +313,14 @@ __global__ void __launch_bounds__(kThreads, 1) wide_sketch(WideArgs args) {
       slot = slot + 1024 == ring_end ? ring : slot + 1024;
     }
   };
-  for (std::int64_t k = first; k < end; k += args.groups) {
-    // Zero this warp's slots (the previous k's round C has passed the barrier below).
-    const float4 zero = make_float4(0, 0, 0, 0);
+  // Zero this warp's slots once; afterwards round C leaves every slot at 0 for the next k.
+  const float4 zero = make_float4(0, 0, 0, 0);
 #pragma unroll
-    for (int q = 0; q < 8; ++q) {
-      reinterpret_cast<float4*>(buffer_a + (warp << 10))[lane + 32 * q] = zero;
-      reinterpret_cast<float4*>(buffer_b + (warp << 10))[lane + 32 * q] = zero;
-    }
+  for (int q = 0; q < 8; ++q) {
+    reinterpret_cast<float4*>(buffer_a + (warp << 10))[lane + 32 * q] = zero;
+    reinterpret_cast<float4*>(buffer_b + (warp << 10))[lane + 32 * q] = zero;
+  }
+  for (std::int64_t k = first; k < end; k += args.groups) {
     __syncwarp();
     if constexpr (kGather) wait_lines(line_bar, phase), phase ^= 1u;
     const auto m = static_cast<unsigned>(args.m), p = static_cast<unsigned>(args.p);
