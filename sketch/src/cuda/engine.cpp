@@ -67,10 +67,10 @@ Engine::Engine(std::int64_t m, std::int64_t K, std::int64_t p, const SketchParam
   const fwht::Options forward_options{.stabilization = params.stabilization, .algorithm = params.algorithm, .compute = params.compute};
   // The forward plan validates the FWHT options with the same message as the CPU engine.
   const bool plain = params.stabilization == fwht::Stabilization::none && params.algorithm == fwht::Algorithm::folklore;
-  // 16-bit storage with f32 compute: only the wide kernel rounds like the CPU engine (wide_sketch.cu).
+  // 16-bit storage (either compute type): only the wide kernel rounds like the CPU engine
+  // (wide_sketch.cu).
   const bool sixteen = fwht::size_of(params.precision) == 2;
-  const bool sixteen_f32 = sixteen && params.compute == fwht::Compute::f32;
-  const bool fused_precision = params.precision == fwht::DType::f32 || (sixteen_f32 && wide_allowed(log2b_, m, p));
+  const bool fused_precision = params.precision == fwht::DType::f32 || (sixteen && wide_allowed(log2b_, m, p));
   fused_ = dense && !force_general && fused_precision && plain && log2b_ >= kSliceLog && log2b_ <= 27 && m <= INT32_MAX &&
            p <= INT32_MAX;
   acc_bytes_ = params.precision == fwht::DType::f64 ? 8 : 4;
@@ -78,8 +78,7 @@ Engine::Engine(std::int64_t m, std::int64_t K, std::int64_t p, const SketchParam
   if (fused_) path_ = "fused";
   else if (force_general) path_ = "general (forced)";
   else if (!dense) path_ = "general (sparse inputs)";
-  else if (params.precision == fwht::DType::f64 || (sixteen && !sixteen_f32))
-    path_ = "general (precision " + precision_name + (sixteen ? ", compute storage)" : ")");
+  else if (params.precision == fwht::DType::f64) path_ = "general (precision f64)";
   else if (!plain) path_ = "general (stabilized or Alman-Rao transform)";
   else if (sixteen) path_ = "general (precision " + precision_name + ": b = 2^" + std::to_string(log2b_) + " or lines outside the wide kernel's range)";
   else path_ = "general (b = 2^" + std::to_string(log2b_) + " outside the fused kernel's 2^12..2^27)";
@@ -247,6 +246,7 @@ void Engine::add_dense(const float* a, std::int64_t lda, const float* bt, std::i
     args.storage = params_.precision == fwht::DType::f16    ? WideStorage::f16
                    : params_.precision == fwht::DType::bf16 ? WideStorage::bf16
                                                             : WideStorage::f32;
+    args.storage_arithmetic = args.storage != WideStorage::f32 && params_.compute == fwht::Compute::storage;
     const auto aligned = [](const float* x, std::int64_t ld) { return reinterpret_cast<std::uintptr_t>(x) % 16 == 0 && ld % 4 == 0; };
     if (wide_gather_ && aligned(a, lda) && aligned(bt, ldbt)) {  // one launch, lines staged in the kernel
       args.gather = true;

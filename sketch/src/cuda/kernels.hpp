@@ -65,8 +65,9 @@ int fused_blocks_per_sm();
 // order of wide_layout.hpp first. For 2^14 <= b <= 2^17 and lines of at most 2^15 entries.
 inline constexpr int kWideMaxLog = 17;
 inline constexpr std::int64_t kWideMaxLine = std::int64_t{1} << 15;
-// The storage precision of the wide kernel's transformed vectors (SketchParams::precision with
-// compute f32): 16-bit rounds each bucket sum and each transformed value, the transform is f32.
+// The storage precision of the wide kernel's transformed vectors (SketchParams::precision): 16-bit
+// rounds each bucket sum and each transformed value; the transform is f32 unless
+// storage_arithmetic (SketchParams::compute = storage) rounds every butterfly too.
 enum class WideStorage { f32, f16, bf16 };
 struct WideArgs {
   const float* lines_a = nullptr;  // permuted lines: line (t, k) at lines_a + (t * k_count + k - k_first) * ld_a
@@ -89,6 +90,7 @@ struct WideArgs {
   std::int64_t k_first = 0, k_count = 0;
   int log2b = 0, repetitions = 0, groups = 0;
   WideStorage storage = WideStorage::f32;
+  bool storage_arithmetic = false;  // 16-bit compute = storage: every butterfly rounded as well
   bool accumulate = false;
 };
 void launch_wide(const WideArgs& args, cudaStream_t stream);

@@ -22,10 +22,11 @@
 // at wide_swizzle(u) (wide_layout.hpp), which makes all three rounds free of bank conflicts.
 // Each block adds the k with k mod groups == group in increasing order, so its partial sums do not
 // depend on how K is chunked; the engine reduces the groups' partial spectra in a fixed order.
-// With 16-bit precision (compute f32) the kernel rounds each slot's sum before the transform and
-// each transformed value before the product, as the CPU engine stores its vectors; a folded slice
-// rounds the sum of its folded buckets where the CPU rounds each bucket (within rounding; bit for
-// bit on integer inputs whose sums are exact in the format).
+// With 16-bit precision the kernel rounds each slot's sum before the transform and each
+// transformed value before the product, as the CPU engine stores its vectors, and with compute =
+// storage every butterfly as well; a folded slice rounds the sum of its folded buckets where the
+// CPU rounds each bucket and then applies the top stages (within rounding; bit for bit on integer
+// inputs whose values are exact in the format).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -130,28 +131,55 @@ __device__ __forceinline__ void place(std::uint32_t x, std::uint32_t code, unsig
   }
 }
 
-// The storage precision of the transformed vectors (SketchParams::precision, compute f32): f32
+// The storage precision of the transformed vectors (SketchParams::precision and compute): f32
 // keeps every value; f16/bf16 round each bucket sum before the transform and each transformed
-// value before the product, as the CPU engine stores its vectors (the transform itself is f32).
+// value before the product, as the CPU engine stores its vectors. With compute f32 the transform
+// itself is f32; with compute = storage (kEachOp) every butterfly output is rounded as well, the
+// CPU's Rounded16 arithmetic (an f32 add or subtract of two 16-bit values, rounded once).
 // Values are rounded in pairs: one packing conversion (F2FP) per pair and a widening per value;
 // single bf16 conversions compile to F2F, which runs on the slow conversion pipe (measured: bf16
 // 15% slower than f32 at n = 4096 with single conversions, bench/NOTES.md).
 struct KeepF32 {
+  static constexpr bool kEachOp = false;
   static __device__ __forceinline__ void apply(float&, float&) {}
 };
+template <bool kEachOp_>
 struct RoundF16 {
+  static constexpr bool kEachOp = kEachOp_;
   static __device__ __forceinline__ void apply(float& x, float& y) {
     const float2 r = __half22float2(__floats2half2_rn(x, y));
     x = r.x, y = r.y;
   }
 };
+template <bool kEachOp_>
 struct RoundBF16 {
+  static constexpr bool kEachOp = kEachOp_;
   static __device__ __forceinline__ void apply(float& x, float& y) {
     const __nv_bfloat162 r = __floats2bfloat162_rn(x, y);  // x in the low half
     const unsigned bits = *reinterpret_cast<const unsigned*>(&r);
     x = __uint_as_float(bits << 16), y = __uint_as_float(bits & 0xffff0000u);
   }
 };
+
+// Butterfly stages on register bits [kFirst, kFirst + kCount), rounded per operation if kEachOp.
+template <class Storage, int kFirst, int kCount>
+__device__ __forceinline__ void stages(float (&v)[kRegs]) {
+  if constexpr (!Storage::kEachOp) {
+    fused::butterfly_stages<kFirst, kCount>(v);
+  } else {
+#pragma unroll
+    for (int k = kFirst; k < kFirst + kCount; ++k) {
+#pragma unroll
+      for (int r = 0; r < kRegs; ++r) {
+        if ((r & (1 << k)) == 0) {
+          float sum = __fadd_rn(v[r], v[r | (1 << k)]), difference = __fsub_rn(v[r], v[r | (1 << k)]);
+          Storage::apply(sum, difference);
+          v[r] = sum, v[r | (1 << k)] = difference;
+        }
+      }
+    }
+  }
+}
 
 // Rounds A and B of one buffer, on warp `warp`'s 1024 slots (no barrier needed: warp-local).
 template <class Storage>
@@ -164,14 +192,14 @@ __device__ __forceinline__ void rounds_a_b(float* buffer, int warp, int lane, co
     Storage::apply(v[4 * q], v[4 * q + 1]);
     Storage::apply(v[4 * q + 2], v[4 * q + 3]);
   }
-  fused::butterfly_stages<0, 5>(v);
+  stages<Storage, 0, 5>(v);
 #pragma unroll
   for (int q = 0; q < kRegs / 4; ++q)
     *reinterpret_cast<float4*>(row + ((q ^ (lane & 7)) << 2)) = make_float4(v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]);
   __syncwarp();
 #pragma unroll
   for (int r = 0; r < kRegs; ++r) v[r] = buffer[round_b[r & 7] + (r << 5)];
-  fused::butterfly_stages<0, 5>(v);
+  stages<Storage, 0, 5>(v);
 #pragma unroll
   for (int r = 0; r < kRegs; ++r) buffer[round_b[r & 7] + (r << 5)] = v[r];
 }
@@ -179,6 +207,7 @@ __device__ __forceinline__ void rounds_a_b(float* buffer, int warp, int lane, co
 // Round C: slot (r >> 1) << 10 | (r & 1) << 9 | w << 5 | lane, at round_c + that offset. Each
 // slot is read by one thread and swapped for 0 (one atom.exch instead of a load here and a store
 // when the next k zeroes its buffers).
+template <class Storage>
 __device__ __forceinline__ void round_c(float* buffer, int round_c_base, float (&v)[kRegs]) {
   const auto base = static_cast<unsigned>(__cvta_generic_to_shared(buffer + round_c_base));
 #pragma unroll
@@ -187,7 +216,7 @@ __device__ __forceinline__ void round_c(float* buffer, int round_c_base, float (
     asm volatile("atom.shared.exch.b32 %0, [%1], 0;" : "=r"(bits) : "r"(base + 4 * (((r >> 1) << 10) + ((r & 1) << 9))) : "memory");
     v[r] = __uint_as_float(bits);
   }
-  fused::butterfly_stages<1, 4>(v);
+  stages<Storage, 1, 4>(v);
 }
 
 // kGather: the lanes' rings carry source words instead of permuted values, and each k's lines are
@@ -339,8 +368,8 @@ __global__ void __launch_bounds__(kThreads, 1) wide_sketch(WideArgs args) {
       if (tid == 0 && k + args.groups < end) stage(k + args.groups);
     }
     float w[kRegs];
-    round_c(buffer_a, round_c_base, v);
-    round_c(buffer_b, round_c_base, w);
+    round_c<Storage>(buffer_a, round_c_base, v);
+    round_c<Storage>(buffer_b, round_c_base, w);
     // P += Ha . Hb in the storage precision, multiply then add (rounded separately, as the CPU
     // engine does).
 #pragma unroll
@@ -405,9 +434,11 @@ template <int kStagedRing>
 void allow_wide_shared() {
   static const bool done = [] {
     const std::size_t bytes = kStagedRing > 0 ? shared_optin() : kWideShared;
-    for (const void* kernel : {reinterpret_cast<const void*>(wide_sketch<KeepF32, kStagedRing>),
-                               reinterpret_cast<const void*>(wide_sketch<RoundF16, kStagedRing>),
-                               reinterpret_cast<const void*>(wide_sketch<RoundBF16, kStagedRing>)})
+    for (const void* kernel :
+         {reinterpret_cast<const void*>(wide_sketch<KeepF32, kStagedRing>), reinterpret_cast<const void*>(wide_sketch<RoundF16<false>, kStagedRing>),
+          reinterpret_cast<const void*>(wide_sketch<RoundBF16<false>, kStagedRing>),
+          reinterpret_cast<const void*>(wide_sketch<RoundF16<true>, kStagedRing>),
+          reinterpret_cast<const void*>(wide_sketch<RoundBF16<true>, kStagedRing>)})
       PAGH_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)),
                       "pagh::cuda::launch_wide");
     return true;
@@ -417,10 +448,17 @@ void allow_wide_shared() {
 template <int kStagedRing>
 void launch_wide_as(const WideArgs& args, dim3 grid, std::size_t shared, cudaStream_t stream) {
   allow_wide_shared<kStagedRing>();
+  const bool each_op = args.storage_arithmetic;
   switch (args.storage) {
     case WideStorage::f32: wide_sketch<KeepF32, kStagedRing><<<grid, kThreads, shared, stream>>>(args); break;
-    case WideStorage::f16: wide_sketch<RoundF16, kStagedRing><<<grid, kThreads, shared, stream>>>(args); break;
-    case WideStorage::bf16: wide_sketch<RoundBF16, kStagedRing><<<grid, kThreads, shared, stream>>>(args); break;
+    case WideStorage::f16:
+      if (each_op) wide_sketch<RoundF16<true>, kStagedRing><<<grid, kThreads, shared, stream>>>(args);
+      else wide_sketch<RoundF16<false>, kStagedRing><<<grid, kThreads, shared, stream>>>(args);
+      break;
+    case WideStorage::bf16:
+      if (each_op) wide_sketch<RoundBF16<true>, kStagedRing><<<grid, kThreads, shared, stream>>>(args);
+      else wide_sketch<RoundBF16<false>, kStagedRing><<<grid, kThreads, shared, stream>>>(args);
+      break;
   }
 }
 // The ring of staged-line launches: the deepest of kGatherRings that fits (0: none fits).
