@@ -416,7 +416,7 @@ __global__ void __launch_bounds__(kPermuteThreads) permute_lines(const float* __
 }
 
 // Shared memory of the wide kernel: both buffers, one dummy cell per thread (padding entries write
-// there) and the lanes' rings; kGather adds the mbarrier and the staged lines (wide_shared_bytes).
+// there) and the lanes' rings; kGather adds the mbarrier and the staged lines (gather_shared_bytes).
 constexpr std::size_t kWideBase = (2 * kSlots + kThreads) * sizeof(float);
 constexpr std::size_t kWideShared = kWideBase + kWideWarps * kRing * 1024;
 static_assert(2 * kSlots * sizeof(float) + 4 * kThreads <= (1u << 18), "codes hold byte offsets in 18 bits");
