@@ -11,7 +11,7 @@ namespace pagh::cuda {
 
 // ---- The fused path (fused_sketch.cu) ---------------------------------------------------------
 // Plain folklore FWHT, f32 storage and accumulation, b = 2^L with L >= 12. See fused_sketch.cu.
-// (The wide kernel below also takes f16/bf16 storage with f32 compute.)
+// (The wide kernel below also takes f16/bf16 storage, with either compute type.)
 inline constexpr int kSliceLog = 12;  // a block transforms slices of 2^12 buckets
 
 struct FusedArgs {
