@@ -10,6 +10,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <functional>
 
@@ -279,20 +280,21 @@ TEST_F(CudaTest, CallerWorkspace) {
 // stores instead of 16-byte vectors, same bits; the element before and the elements after the
 // layout keep their poison.
 template <class T>
-void unaligned_case(const Shape& shape, const Options& o, cudaStream_t stream, std::mt19937_64& rng) {
-  SCOPED_TRACE("unaligned n=" + std::to_string(shape.n) + " batch=" + std::to_string(shape.batch) + " " + describe(o));
+void unaligned_case(const Shape& shape, const Options& o, cudaStream_t stream, std::mt19937_64& rng, int offset = 1) {
+  SCOPED_TRACE("unaligned (+" + std::to_string(offset) + ") n=" + std::to_string(shape.n) + " batch=" +
+               std::to_string(shape.batch) + " " + describe(o));
   Plan cpu(shape, dtype_of<T>(), o, Backend::cpu);
   Plan gpu(shape, dtype_of<T>(), o, Backend::cuda);
   const auto extent = static_cast<std::size_t>(cpu.extent());
   const auto input = random_data<T>(extent, rng);
   std::vector<T> expect(extent);
   cpu.execute(input.data(), expect.data());
-  const std::size_t padded = extent + 2;  // one poisoned element on each side
+  const std::size_t padded = extent + 2 * offset;  // `offset` poisoned elements on each side
   DeviceBuffer in(padded * sizeof(T)), out(padded * sizeof(T));
   ASSERT_NE(in.p, nullptr);
   ASSERT_NE(out.p, nullptr);
-  T* in1 = static_cast<T*>(in.p) + 1;
-  T* out1 = static_cast<T*>(out.p) + 1;
+  T* in1 = static_cast<T*>(in.p) + offset;
+  T* out1 = static_cast<T*>(out.p) + offset;
   CUDA_OK(cudaMemset(out.p, 0xA5, padded * sizeof(T)));
   CUDA_OK(cudaMemcpy(in1, input.data(), extent * sizeof(T), cudaMemcpyHostToDevice));
   gpu.execute(in1, out1, stream);
@@ -301,9 +303,11 @@ void unaligned_case(const Shape& shape, const Options& o, cudaStream_t stream, s
   CUDA_OK(cudaMemcpy(got.data(), out.p, padded * sizeof(T), cudaMemcpyDeviceToHost));
   T poisoned;
   std::memset(&poisoned, 0xA5, sizeof(T));
-  EXPECT_EQ(std::memcmp(&got[0], &poisoned, sizeof(T)), 0) << "element before the layout written";
-  EXPECT_EQ(std::memcmp(&got[padded - 1], &poisoned, sizeof(T)), 0) << "element after the layout written";
-  const std::int64_t bad = first_bit_difference<T>(std::span<const T>(got.data() + 1, extent), std::span<const T>(expect));
+  for (int k = 0; k < offset; ++k) {
+    EXPECT_EQ(std::memcmp(&got[k], &poisoned, sizeof(T)), 0) << "element before the layout written";
+    EXPECT_EQ(std::memcmp(&got[padded - 1 - k], &poisoned, sizeof(T)), 0) << "element after the layout written";
+  }
+  const std::int64_t bad = first_bit_difference<T>(std::span<const T>(got.data() + offset, extent), std::span<const T>(expect));
   ASSERT_EQ(bad, -1) << "first differing element " << bad;
 }
 
@@ -321,6 +325,49 @@ TEST_F(CudaTest, FastPathUnaligned) {
     ASSERT_NO_FATAL_FAILURE(unaligned_case<float>(s, {}, stream_, rng));
     ASSERT_NO_FATAL_FAILURE(unaligned_case<f16>(s, {.normalization = Normalization::orthonormal}, stream_, rng));
   }
+}
+
+// f16/bf16 computed in storage precision run as transforms of n/2 words of two elements (Pair16,
+// paired 16-bit instructions) when both buffers are 4-byte aligned, else as the element plan: the
+// CPU's bits either way. Covered here beyond EveryMode/LargeModes: buffers offset by one element
+// (element plan) and by two (words, not 16-byte aligned: scalar loads and stores), the knob that
+// turns pairs off, and data scaled into each format's subnormal range, so that sums, differences
+// and the normalization's products are subnormal (the paired instructions must keep them as the
+// CPU's rounded float operations do).
+TEST_F(CudaTest, PairedSixteenBit) {
+  FWHT_TRACE_SEED();
+  auto rng = test_rng();
+  for (int L : {5, 6, 12, 15, 16, 17, 19, 24}) {
+    const Shape s{.n = std::int64_t{1} << L, .batch = L < 16 ? 6 : L < 19 ? 2 : 1};
+    for (int offset : {1, 2}) {
+      ASSERT_NO_FATAL_FAILURE(unaligned_case<f16>(s, {.normalization = Normalization::orthonormal, .compute = Compute::storage},
+                                                  stream_, rng, offset));
+      ASSERT_NO_FATAL_FAILURE(unaligned_case<bf16>(s, {.normalization = Normalization::inverse, .compute = Compute::storage},
+                                                   stream_, rng, offset));
+    }
+  }
+  for (int L : {5, 9, 14, 16, 19, 21}) {
+    const Shape s{.n = std::int64_t{1} << L, .batch = L < 16 ? 4 : 1};
+    const auto count = static_cast<std::size_t>(s.n * s.batch);
+    for (Normalization norm : {Normalization::none, Normalization::orthonormal, Normalization::inverse}) {
+      const Options o{.normalization = norm, .compute = Compute::storage};
+      std::vector<f16> tiny_h(count);
+      std::vector<bf16> tiny_b(count);
+      std::normal_distribution<double> d(0.0, 1.0);
+      for (std::size_t k = 0; k < count; ++k) {
+        tiny_h[k] = from_double<f16>(std::ldexp(d(rng), -22));   // f16 subnormals: below 2^-14
+        tiny_b[k] = from_double<bf16>(std::ldexp(d(rng), -130));  // bf16 subnormals: below 2^-126
+      }
+      ASSERT_NO_FATAL_FAILURE(check_case<f16>(s, o, L % 2 == 0, stream_, rng, false, &tiny_h));
+      ASSERT_NO_FATAL_FAILURE(check_case<bf16>(s, o, L % 2 == 1, stream_, rng, false, &tiny_b));
+    }
+  }
+  setenv("PAGH_FWHT_CUDA_PAIRS", "0", 1);
+  for (int L : {5, 13, 20}) {
+    const Shape s{.n = std::int64_t{1} << L, .batch = 3};
+    ASSERT_NO_FATAL_FAILURE(check_case<bf16>(s, {.compute = Compute::storage}, false, stream_, rng));
+  }
+  unsetenv("PAGH_FWHT_CUDA_PAIRS");
 }
 
 // Every schedule the benchmark knobs of the register-tile path select computes the same bits

@@ -7,6 +7,9 @@
 //   f16/bf16, f32:     C = float, W = float (a workspace buffer between passes)
 //   f16/bf16, storage: C = Rounded16<Format> (float rounded after every operation), W = S (a
 //                      rounded value is exactly representable in S: lossless in the output buffer)
+//   f16/bf16, storage, C = S = W = Pair16<Format>: elements 2i and 2i + 1 in one 32-bit word, added
+//   paired:            and subtracted by the paired 16-bit instructions (Rounded16's results, two
+//                      at a time); the plan of n/2 words (cuda_plan.cu, PairedPlan)
 // Error terms of stabilized transforms are kept in W between passes.
 //
 // Every operation is correctly rounded and compiled with -fmad=false (no contraction). Conversions
@@ -18,6 +21,7 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 namespace fwht::cuda {
@@ -50,6 +54,60 @@ struct Rounded16 {
   friend __device__ __forceinline__ bool operator<=(Rounded16 a, Rounded16 b) { return a.v <= b.v; }
 };
 
+// Two 16-bit values in one 32-bit word: element 2i in the low half, 2i + 1 in the high half. A sum or
+// difference is the paired instruction (HADD2/HSUB2, each half correctly rounded, subnormals kept),
+// which is Rounded16's float operation and rounding: the sum of two 16-bit values is exact in float,
+// or (exponents more than 13 (f16) / 15 (bf16) apart) so close to the larger one that float's
+// rounding cannot move it across a rounding boundary of the format. Products (the normalization
+// only) are HMUL2 (f16: the product of two f16 values is exact in float, so one rounding either
+// way) and, for bf16, a fused multiply-add of -0 (one rounding of the exact product, which
+// Rounded16's float product equals except for products below float's normal range, |x| < 2^-126,
+// whose float rounding may differ in the last bit: a transformed value below ~2^-95 times 1/n).
+template <class F>
+struct Pair16 {
+  unsigned bits;  // a plain 32-bit register (__half2 members spilled: ptxas)
+  static constexpr bool kHalf = std::is_same_v<F, HalfFormat>;
+  friend __device__ __forceinline__ Pair16 operator+(Pair16 a, Pair16 b) {
+    Pair16 r;
+    if constexpr (kHalf) asm("add.rn.f16x2 %0, %1, %2;" : "=r"(r.bits) : "r"(a.bits), "r"(b.bits));
+    else asm("{.reg .b32 k; mov.b32 k, 0x3f803f80; fma.rn.bf16x2 %0, %1, k, %2;}" : "=r"(r.bits) : "r"(a.bits), "r"(b.bits));  // a * 1 + b
+    return r;
+  }
+  friend __device__ __forceinline__ Pair16 operator-(Pair16 a, Pair16 b) {
+    Pair16 r;
+    if constexpr (kHalf) asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(r.bits) : "r"(a.bits), "r"(b.bits));
+    else asm("{.reg .b32 k; mov.b32 k, 0xbf80bf80; fma.rn.bf16x2 %0, %1, k, %2;}" : "=r"(r.bits) : "r"(b.bits), "r"(a.bits));  // b * -1 + a
+    return r;
+  }
+  friend __device__ __forceinline__ Pair16 operator*(Pair16 a, Pair16 b) {
+    Pair16 r;
+    if constexpr (kHalf) asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(r.bits) : "r"(a.bits), "r"(b.bits));
+    else asm("{.reg .b32 k; mov.b32 k, 0x80008000; fma.rn.bf16x2 %0, %1, %2, k;}" : "=r"(r.bits) : "r"(a.bits), "r"(b.bits));
+    return r;
+  }
+  // The stage on element bit 0, inside the word: (a, b) -> (a + b, a - b) as (a, b) * (1, -1) + (b, a),
+  // one fused operation with exact products (one rounding, as the sum's).
+  static __device__ __forceinline__ Pair16 first_stage(Pair16 x) {
+    Pair16 r;
+    unsigned swapped;
+    asm("prmt.b32 %0, %1, %1, 0x1032;" : "=r"(swapped) : "r"(x.bits));
+    if constexpr (kHalf) asm("{.reg .b32 k; mov.b32 k, 0xbc003c00; fma.rn.f16x2 %0, %1, k, %2;}" : "=r"(r.bits) : "r"(x.bits), "r"(swapped));
+    else asm("{.reg .b32 k; mov.b32 k, 0xbf803f80; fma.rn.bf16x2 %0, %1, k, %2;}" : "=r"(r.bits) : "r"(x.bits), "r"(swapped));
+    return r;
+  }
+  static __device__ __forceinline__ Pair16 of(float lo, float hi) {  // each rounded to the format
+    Pair16 r;
+    if constexpr (kHalf) {
+      const __half2 p = __floats2half2_rn(lo, hi);
+      std::memcpy(&r.bits, &p, 4);
+    } else {
+      const __nv_bfloat162 p = __floats2bfloat162_rn(lo, hi);
+      std::memcpy(&r.bits, &p, 4);
+    }
+    return r;
+  }
+};
+
 template <class T> struct Math;
 template <> struct Math<double> {
   static __device__ __forceinline__ double abs(double x) { return fabs(x); }
@@ -71,6 +129,12 @@ template <class F> struct Math<Rounded16<F>> {
   static __device__ __forceinline__ R halve(R x) { return R::of(x.v * 0.5f); }
   static __device__ __forceinline__ R times_pow2(R x, int k) { return R::of(Math<float>::times_pow2(x.v, k)); }
   static __device__ __forceinline__ R scale(double f) { return R::of(__double2float_rn(f)); }
+};
+template <class F> struct Math<Pair16<F>> {
+  static __device__ __forceinline__ Pair16<F> scale(double f) {
+    const float s = F::round(__double2float_rn(f));  // Rounded16's scale, in both halves
+    return Pair16<F>::of(s, s);
+  }
 };
 template <> struct Math<std::uint32_t> {
   static __device__ __forceinline__ std::uint32_t halve(std::uint32_t x) {
@@ -141,6 +205,7 @@ struct TraitsBase {
   using C = C_;
   using W = W_;
   static constexpr bool kInteger = std::is_integral_v<C_>;
+  static constexpr bool kPairs = false;  // Pair16 words (SixteenPairTraits)
 };
 
 template <class T>
@@ -168,6 +233,19 @@ struct SixteenStorageTraits : TraitsBase<typename F::storage, Rounded16<F>, type
   static __device__ __forceinline__ R load_w(S v) { return R{F::to_float(v)}; }
   static __device__ __forceinline__ S to_w(R v) { return F::from_float(v.v); }  // exact
   static __device__ __forceinline__ S store_s(R v) { return F::from_float(v.v); }
+};
+
+// f16/bf16 computed in storage precision, two elements per word (the paired plan of n/2 words):
+// a first pass's load applies the stage on element bit 0 inside each word; every later stage is a
+// stage of the word array (word bit j = element bit j + 1), in the same increasing order.
+template <class F>
+struct SixteenPairTraits : TraitsBase<Pair16<F>, Pair16<F>, Pair16<F>> {
+  using R = Pair16<F>;
+  static constexpr bool kPairs = true;
+  static __device__ __forceinline__ R load_s(R v) { return R::first_stage(v); }
+  static __device__ __forceinline__ R load_w(R v) { return v; }
+  static __device__ __forceinline__ R to_w(R v) { return v; }
+  static __device__ __forceinline__ R store_s(R v) { return v; }
 };
 
 // Integers: wrapping unsigned arithmetic (exact modulo 2^w); inverse divides the signed result.

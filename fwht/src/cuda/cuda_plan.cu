@@ -10,6 +10,10 @@
 // with the error terms in registers and shared memory only. wide_onchip plans always run on the
 // register-tile kernel, one pass per stage group (packed layouts directly; other layouts gathered
 // into a packed workspace buffer and scattered back; n <= 8 by one thread per transform).
+// Plain folklore f16/bf16 computed in storage precision on packed layouts run as transforms of n/2
+// 32-bit words of two elements each (Pair16, arithmetic.cuh: paired 16-bit instructions, half the
+// instructions per element and f32's schedule and kernels), with the element plan as the fallback
+// for buffers that are not 4-byte aligned (PairedPlan).
 #include <cuda_runtime.h>
 
 #include <bit>
@@ -95,9 +99,12 @@ class CudaPlan final : public PlanImpl {
   static constexpr bool kDirect = std::is_same_v<S, W>;  // work in the output buffer
 
  public:
-  CudaPlan(const Shape& shape, const Options& o) : shape_(shape), options_(o) {
+  // scale_n: the n of the normalization (the element count of a transform of Pair16 words).
+  CudaPlan(const Shape& shape, const Options& o, std::int64_t scale_n = 0)
+      : shape_(shape), options_(o), scale_n_(scale_n ? scale_n : shape.n) {
     stabilized_ = o.stabilization != Stabilization::none;
     route_ = route_of(shape, sizeof(C), o);
+    if (Tr::kPairs && route_ != Route::fast) throw pagh::Error(kWhere, "paired 16-bit words need the register-tile path");
     std::size_t passes = 0;
     const Stabilization st = o.stabilization;
     if (route_ == Route::wide) {
@@ -132,12 +139,14 @@ class CudaPlan final : public PlanImpl {
         counter_bytes_ = round_up(static_cast<std::size_t>(1 + fused_.strips) * sizeof(unsigned), 256);
       }
     } else if (route_ == Route::tile) {
-      schedule_ = make_schedule(shape.n, shape.batch, sizeof(C), stabilized_, o.algorithm == Algorithm::alman_rao);
-      passes = schedule_.passes.size();
-      for (const PassGeometry& p : schedule_.passes)
-        for (bool first : {false, true})
-          for (bool last : {false, true})
-            launch_pass<Tr>(PassArgs{}, o.stabilization, o.algorithm, first, last, 0, shared_bytes(p), nullptr, true);
+      if constexpr (!Tr::kPairs) {
+        schedule_ = make_schedule(shape.n, shape.batch, sizeof(C), stabilized_, o.algorithm == Algorithm::alman_rao);
+        passes = schedule_.passes.size();
+        for (const PassGeometry& p : schedule_.passes)
+          for (bool first : {false, true})
+            for (bool last : {false, true})
+              launch_pass<Tr>(PassArgs{}, o.stabilization, o.algorithm, first, last, 0, shared_bytes(p), nullptr, true);
+      }
     }
     const bool multi = passes > 1;
     const auto plane = static_cast<std::size_t>(shape.n * shape.batch) * sizeof(W);
@@ -159,8 +168,6 @@ class CudaPlan final : public PlanImpl {
     unsigned char* ws = static_cast<unsigned char*>(workspace ? workspace : owned_);
     if (workspace_bytes() > 0 && ws == nullptr) throw pagh::Error("fwht::Plan::execute", "no workspace");
     void* work = kDirect ? out : static_cast<void*>(ws);
-    const index work_distance = kDirect ? shape_.distance : shape_.n;
-    const index work_stride = kDirect ? shape_.stride : 1;
     void* errors = error_bytes_ ? static_cast<void*>(ws + work_bytes_) : nullptr;
     unsigned char* counters = counter_bytes_ ? ws + work_bytes_ + error_bytes_ : nullptr;
     if (route_ == Route::fast) {
@@ -171,6 +178,19 @@ class CudaPlan final : public PlanImpl {
       execute_wide(in, out, ws, counters, stream);
       return;
     }
+    if constexpr (!Tr::kPairs) execute_tile(in, out, work, errors, stream);
+  }
+
+  std::size_t workspace_bytes() const override {
+    return work_bytes_ + error_bytes_ + counter_bytes_ + packed_bytes_ + carry_bytes_;
+  }
+
+ private:
+  static constexpr bool kWideCapable = !Tr::kInteger && !Tr::kPairs && sizeof(C) == 4;
+
+  void execute_tile(const void* in, void* out, void* work, void* errors, cudaStream_t stream) {
+    const index work_distance = kDirect ? shape_.distance : shape_.n;
+    const index work_stride = kDirect ? shape_.stride : 1;
     const std::size_t count = schedule_.passes.size();
     for (std::size_t k = 0; k < count; ++k) {
       const PassGeometry& p = schedule_.passes[k];
@@ -191,7 +211,7 @@ class CudaPlan final : public PlanImpl {
       a.tiles_per_block_log = p.tiles_per_block_log;
       a.total_tiles = p.total_tiles;
       a.alman_rao_r = schedule_.log2n % 3;
-      a.scale = detail::normalization_factor(options_.normalization, shape_.n);
+      a.scale = detail::normalization_factor(options_.normalization, scale_n_);
       a.scaled = !Tr::kInteger && options_.normalization != Normalization::none;
       a.inverse = Tr::kInteger && options_.normalization == Normalization::inverse;
       a.vec_src = vectorizable(a.src, a.src_distance, a.src_stride, first ? sizeof(S) : sizeof(W), p);
@@ -201,13 +221,6 @@ class CudaPlan final : public PlanImpl {
                       false);
     }
   }
-
-  std::size_t workspace_bytes() const override {
-    return work_bytes_ + error_bytes_ + counter_bytes_ + packed_bytes_ + carry_bytes_;
-  }
-
- private:
-  static constexpr bool kWideCapable = !Tr::kInteger && sizeof(C) == 4;
 
   // wide_onchip: packed layouts directly; others through the packed buffer at the end of the
   // workspace (gather, passes in place, scatter); n <= 8 in one thread per transform.
@@ -278,7 +291,7 @@ class CudaPlan final : public PlanImpl {
       a.n = shape_.n;
       a.log2n = std::countr_zero(static_cast<std::uint64_t>(shape_.n));
       a.s = p.s, a.g = p.g - p.cluster_log, a.w = p.w;  // g: the stages on chip of each block
-      a.scale = detail::normalization_factor(options_.normalization, shape_.n);
+      a.scale = detail::normalization_factor(options_.normalization, scale_n_);
       a.scaled = !Tr::kInteger && options_.normalization != Normalization::none;
       a.inverse = Tr::kInteger && options_.normalization == Normalization::inverse;
       a.vec_src = first && aligned16(a.src);
@@ -306,6 +319,7 @@ class CudaPlan final : public PlanImpl {
 
   Shape shape_;
   Options options_;
+  std::int64_t scale_n_;
   bool stabilized_ = false;
   Schedule schedule_;
   Route route_ = Route::tile;
@@ -335,6 +349,42 @@ std::unique_ptr<PlanImpl> make(const Shape& shape, const Options& o) {
   return std::make_unique<CudaPlan<Tr>>(shape, o);
 }
 
+// The paired path (Pair16 words) applies: plain folklore f16/bf16 computed in storage precision, on
+// the register-tile path, packed layout, n >= 32 (16 words), unless PAGH_FWHT_CUDA_PAIRS=0 (a
+// benchmark knob: the element plan; results do not depend on it).
+bool paired(const Shape& shape, DType dtype, const Options& o) {
+  if (const char* env = std::getenv("PAGH_FWHT_CUDA_PAIRS"); env && env[0] == '0') return false;
+  const bool sixteen = dtype == DType::f16 || dtype == DType::bf16;
+  return sixteen && o.compute == Compute::storage && o.stabilization == Stabilization::none && shape.n >= 32 &&
+         route_of(shape, 4, o) == Route::fast;
+}
+Shape word_shape(const Shape& shape) { return Shape{.n = shape.n / 2, .batch = shape.batch, .stride = 1, .distance = shape.n / 2}; }
+
+// A paired plan and the element plan of the same transform: execute takes the paired one when both
+// buffers are 4-byte aligned (whole words), else the element one (same bits, slower).
+class PairedPlan final : public PlanImpl {
+ public:
+  PairedPlan(std::unique_ptr<PlanImpl> words, std::unique_ptr<PlanImpl> elements)
+      : words_(std::move(words)), elements_(std::move(elements)) {}
+  void execute(const void* in, void* out) override { elements_->execute(in, out); }
+  void execute(const void* in, void* out, cudaStream_t stream, void* workspace) override {
+    const bool whole_words = ((reinterpret_cast<std::uintptr_t>(in) | reinterpret_cast<std::uintptr_t>(out)) & 3u) == 0;
+    (whole_words ? words_ : elements_)->execute(in, out, stream, workspace);
+  }
+  std::size_t workspace_bytes() const override { return std::max(words_->workspace_bytes(), elements_->workspace_bytes()); }
+
+ private:
+  std::unique_ptr<PlanImpl> words_, elements_;
+};
+
+template <class F>
+std::unique_ptr<PlanImpl> make_sixteen_storage(const Shape& shape, const Options& o, bool pairs) {
+  auto elements = make<SixteenStorageTraits<F>>(shape, o);
+  if (!pairs) return elements;
+  return std::make_unique<PairedPlan>(std::make_unique<CudaPlan<SixteenPairTraits<F>>>(word_shape(shape), o, shape.n),
+                                      std::move(elements));
+}
+
 int compute_bytes(DType dtype) { return dtype == DType::f64 || dtype == DType::i64 ? 8 : 4; }
 
 }  // namespace
@@ -344,13 +394,14 @@ std::unique_ptr<PlanImpl> make_cuda_plan(const Shape& shape, DType dtype, const 
     throw pagh::Error(kWhere, "check_overflow is not supported by the CUDA backend (checked 128-bit arithmetic "
                               "would need a host synchronization inside execute); use Backend::cpu");
   const bool storage = o.compute == Compute::storage;
+  const bool pairs = paired(shape, dtype, o);
   switch (dtype) {
     case DType::f64: return make<NativeTraits<double>>(shape, o);
     case DType::f32: return make<NativeTraits<float>>(shape, o);
     case DType::f16:
-      return storage ? make<SixteenStorageTraits<HalfFormat>>(shape, o) : make<Sixteen32Traits<HalfFormat>>(shape, o);
+      return storage ? make_sixteen_storage<HalfFormat>(shape, o, pairs) : make<Sixteen32Traits<HalfFormat>>(shape, o);
     case DType::bf16:
-      return storage ? make<SixteenStorageTraits<BFloatFormat>>(shape, o) : make<Sixteen32Traits<BFloatFormat>>(shape, o);
+      return storage ? make_sixteen_storage<BFloatFormat>(shape, o, pairs) : make<Sixteen32Traits<BFloatFormat>>(shape, o);
     case DType::i32: return make<IntegerTraits<std::int32_t>>(shape, o);
     case DType::i64: return make<IntegerTraits<std::int64_t>>(shape, o);
   }
@@ -367,6 +418,12 @@ int pass_count(const Shape& shape, DType dtype, const Options& o) {
     return static_cast<int>(passes.size()) - (fused ? 1 : 0) + (packed(shape) ? 0 : 2);
   }
   if (route == Route::fast && o.stabilization != Stabilization::none) return 1;
+  if (paired(shape, dtype, o)) {  // the word plan (aligned buffers)
+    const Shape words = word_shape(shape);
+    auto passes = make_fast_schedule(words.n, words.batch, 4, device_cluster_log());
+    const bool fused = make_fused(passes, words.n, words.batch, 4, o.stabilization).fused;
+    return static_cast<int>(passes.size()) - (fused ? 1 : 0);
+  }
   if (route == Route::fast) {
     // A fused pair of passes is one launch and, through L2, about one pass of device memory.
     auto passes = make_fast_schedule(shape.n, shape.batch, static_cast<int>(size_of(dtype)),

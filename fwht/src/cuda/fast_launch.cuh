@@ -35,7 +35,7 @@ void (*fast_kernel(Stabilization st, int block_log, bool first, bool last))(Fast
         default: return nullptr;
       }
     }
-    if constexpr (!Tr::kInteger) {
+    if constexpr (!Tr::kInteger && !Tr::kPairs) {  // paired 16-bit words: plain only
       const auto by_block = [&]<Stabilization St>() -> void (*)(FastArgs) {
         if (block_log == 12) return pick_fast<Tr, 4, St>(first, last);
         if (block_log == 13) return pick_fast<Tr, 5, St>(first, last);
@@ -82,7 +82,7 @@ void launch_fused(const FusedArgs& args, Stabilization st, int block_log, bool l
       if (block_log == 12) kernel = last ? fused_pass<Tr, 4, true, Stabilization::none> : fused_pass<Tr, 4, false, Stabilization::none>;
       if (block_log == 13) kernel = last ? fused_pass<Tr, 5, true, Stabilization::none> : fused_pass<Tr, 5, false, Stabilization::none>;
     }
-    if constexpr (!Tr::kInteger) {
+    if constexpr (!Tr::kInteger && !Tr::kPairs) {
       constexpr Stabilization kW = Stabilization::wide_onchip;  // wide_carry is never fused (make_fused)
       if (st == kW && block_log == 12) kernel = last ? fused_pass<Tr, 4, true, kW> : fused_pass<Tr, 4, false, kW>;
       if (st == kW && block_log == 13) kernel = last ? fused_pass<Tr, 5, true, kW> : fused_pass<Tr, 5, false, kW>;

@@ -60,7 +60,8 @@ namespace fwht::cuda {
 // blocks); strided passes and the rounded 16-bit compute type spill there and get 2. With 32, the
 // same first passes fit 64 registers (4 blocks; f16/bf16 2^7..2^10 batches 9-10% faster than at 3,
 // H200, bench/NOTES.md). Two planes of state (stabilized modes, Eps 4 and 5 only) double the state
-// registers: 3 and 2 blocks.
+// registers: 3 and 2 blocks. Paired 16-bit words (Pair16) keep the 16-bit bounds: with HADD2 in the
+// rounds, first passes of 64 words per thread spill 332-836 bytes at 80 registers (ptxas).
 template <int Eps, bool Three, int Planes = 1> struct FastBounds;
 template <bool Three> struct FastBounds<4, Three, 1> { static constexpr int kMinBlocks = 6; };
 template <bool Three> struct FastBounds<5, Three, 1> { static constexpr int kMinBlocks = Three ? 4 : 3; };
@@ -192,9 +193,20 @@ template <int Eps, bool Padded, bool ToShared, class C>
 __device__ __forceinline__ void exchange(C* sm, C (&v)[1 << Eps], int t, int lo) {
   static_assert(sizeof(C) == 4);
   const auto access = [&](int m, unsigned addr) {
-    float* x = reinterpret_cast<float*>(&v[m]);
-    if constexpr (ToShared) asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "f"(*x) : "memory");
-    else asm volatile("ld.shared.b32 %0, [%1];" : "=f"(*x) : "r"(addr) : "memory");
+    if constexpr (std::is_arithmetic_v<C>) {
+      float* x = reinterpret_cast<float*>(&v[m]);
+      if constexpr (ToShared) asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "f"(*x) : "memory");
+      else asm volatile("ld.shared.b32 %0, [%1];" : "=f"(*x) : "r"(addr) : "memory");
+    } else {  // a struct (Pair16): its bits by value, so that it stays in a register
+      unsigned bits;
+      if constexpr (ToShared) {
+        std::memcpy(&bits, &v[m], 4);
+        asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(bits) : "memory");
+      } else {
+        asm volatile("ld.shared.b32 %0, [%1];" : "=r"(bits) : "r"(addr) : "memory");
+        std::memcpy(&v[m], &bits, 4);
+      }
+    }
   };
   if constexpr (Padded) {
     // Element m at the thread's address plus padded(m << lo) words: a sum over m's bits, so the
@@ -436,7 +448,10 @@ __device__ __forceinline__ void run_tile(const FastArgs& a, const std::int64_t t
 #pragma unroll
       for (int m = 0; m < E; ++m) {
         if (!First || m < count) {
-          if constexpr (Hint == 3) {
+          if constexpr (Hint == 3 && Tr::kPairs) {  // __ldcg has no overload for Pair16: its bits
+            const unsigned bits = __ldcg(reinterpret_cast<const unsigned*>(p + m * stride));
+            std::memcpy(&x[m], &bits, 4);
+          } else if constexpr (Hint == 3) {
             x[m] = __ldcg(p + m * stride);
           } else if constexpr ((Hint == 1 || Hint == 2) && sizeof(Src) == 4) {
             unsigned bits;

@@ -7,4 +7,5 @@ FWHT_INSTANTIATE_PASS(Sixteen32Traits<BFloatFormat>)
 FWHT_INSTANTIATE_FAST(Sixteen32Traits<BFloatFormat>)
 FWHT_INSTANTIATE_PASS(SixteenStorageTraits<BFloatFormat>)
 FWHT_INSTANTIATE_FAST(SixteenStorageTraits<BFloatFormat>)
+FWHT_INSTANTIATE_FAST(SixteenPairTraits<BFloatFormat>)  // storage precision, two elements per word
 }

@@ -7,4 +7,5 @@ FWHT_INSTANTIATE_PASS(Sixteen32Traits<HalfFormat>)
 FWHT_INSTANTIATE_FAST(Sixteen32Traits<HalfFormat>)
 FWHT_INSTANTIATE_PASS(SixteenStorageTraits<HalfFormat>)
 FWHT_INSTANTIATE_FAST(SixteenStorageTraits<HalfFormat>)
+FWHT_INSTANTIATE_FAST(SixteenPairTraits<HalfFormat>)  // storage precision, two elements per word
 }
