@@ -405,9 +405,9 @@ TEST_F(CudaTest, FastPathScheduleKnobs) {
 // Cluster passes (cluster_pass.cuh) under every schedule knob, and the schedules without clusters
 // (PAGH_FWHT_CUDA_CLUSTER=0: three passes from 2^25, the last two fused): the same bits. Sizes:
 // single cluster passes 2^15..2^17 (the default from 2^21 elements in all: batched at 2^15),
-// two passes with clusters of 2 on the first pass (the default at 2^26) or of 8 (CLUSTER_FIRST=3),
-// on the second (CLUSTER_FIRST=0, up to 8 at 2^28), on both (CLUSTER_FIRST=1 at 2^28), and 16- or
-// 64-byte rows (CLUSTER_W).
+// two passes with clusters of 2, 4, 8 on the first pass (the defaults at 2^25..2^27; CLUSTER_FIRST
+// forces them elsewhere, also at 2^24), on the second (CLUSTER_FIRST=0, up to 8 at 2^28), on both
+// (CLUSTER_FIRST=1 at 2^28), and 16- to 256-byte rows (CLUSTER_W).
 TEST_F(CudaTest, ClusterSchedules) {
   FWHT_TRACE_SEED();
   auto rng = test_rng();
@@ -415,19 +415,25 @@ TEST_F(CudaTest, ClusterSchedules) {
     const char* name;
     const char* value;
     std::vector<int> sizes;
+    const char* name2 = nullptr;  // a second knob, if any
+    const char* value2 = nullptr;
   };
   const std::vector<Setting> settings = {
       {"PAGH_FWHT_CUDA_CLUSTER", "0", {15, 16, 17, 25, 26}},
       {"PAGH_FWHT_CUDA_CLUSTER", "1", {15, 16, 26, 27}},
       {"PAGH_FWHT_CUDA_CLUSTER", "2", {16, 17, 27}},
       {"PAGH_FWHT_CUDA_CLUSTER_W", "2", {26, 27}},
-      {"PAGH_FWHT_CUDA_CLUSTER_W", "4", {25, 26}},
+      {"PAGH_FWHT_CUDA_CLUSTER_W", "3", {25, 26, 27}},  // 32-byte rows (the default before: 14 + 11, 15c2 + 11)
+      {"PAGH_FWHT_CUDA_CLUSTER_W", "5", {26}},  // 128-byte rows: 17c8 + 9
+      {"PAGH_FWHT_CUDA_CLUSTER_W", "6", {25}},
       {"PAGH_FWHT_CUDA_CLUSTER_FIRST", "0", {26, 27, 28}},
       {"PAGH_FWHT_CUDA_CLUSTER_FIRST", "1", {28}},
       {"PAGH_FWHT_CUDA_CLUSTER_FIRST", "3", {28}},
+      {"PAGH_FWHT_CUDA_CLUSTER_FIRST", "1", {24}, "PAGH_FWHT_CUDA_CLUSTER_W", "5"},  // 15c2 + 9 below the default range
   };
   for (const Setting& k : settings) {
     setenv(k.name, k.value, 1);
+    if (k.name2) setenv(k.name2, k.value2, 1);
     for (int L : k.sizes) {
       const Shape s{.n = std::int64_t{1} << L, .batch = L <= 17 ? std::int64_t{1} << (21 - L) : 1};
       ASSERT_NO_FATAL_FAILURE(check_case<float>(s, {.normalization = Normalization::orthonormal}, L % 2 == 0, stream_, rng));
@@ -438,6 +444,7 @@ TEST_F(CudaTest, ClusterSchedules) {
       }
     }
     unsetenv(k.name);
+    if (k.name2) unsetenv(k.name2);
   }
 }
 

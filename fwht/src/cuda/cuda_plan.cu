@@ -78,6 +78,9 @@ int device_cluster_log() {
 // and measured 8% slower with a cluster pass (2^15 x 16384: 2.49 vs 2.30 ms; f16: 1.52 vs 2.00).
 int cluster_log_for(bool bf16_storage) { return bf16_storage ? 0 : device_cluster_log(); }
 
+// Paired 16-bit words: first passes in clusters of at most 4 (schedule.hpp, make_fast_schedule).
+constexpr int kPairFirstClusterMax = 2;
+
 // Whether passes after the first launch as programmatic dependents of the previous one
 // (pass_dependency.cuh): compute capability 9.0 and later, unless PAGH_FWHT_CUDA_PDL=0 (benchmarks
 // compare the two; results do not depend on it).
@@ -118,7 +121,8 @@ class CudaPlan final : public PlanImpl {
     if ((route_ == Route::fast || route_ == Route::wide) && !small_) {
       if (st == Stabilization::none)
         fast_schedule_ = make_fast_schedule(shape.n, shape.batch, static_cast<int>(sizeof(S)),
-                                            cluster_log_for(std::is_same_v<Tr, SixteenStorageTraits<BFloatFormat>>));
+                                            cluster_log_for(std::is_same_v<Tr, SixteenStorageTraits<BFloatFormat>>),
+                                            Tr::kPairs ? kPairFirstClusterMax : 3);
       else if (is_wide(st)) fast_schedule_ = make_wide_schedule(shape.n, shape.batch);
       else fast_schedule_ = make_stabilized_single(shape.n, shape.batch);
       if (st == Stabilization::none || is_wide(st))
@@ -420,7 +424,7 @@ int pass_count(const Shape& shape, DType dtype, const Options& o) {
   if (route == Route::fast && o.stabilization != Stabilization::none) return 1;
   if (paired(shape, dtype, o)) {  // the word plan (aligned buffers)
     const Shape words = word_shape(shape);
-    auto passes = make_fast_schedule(words.n, words.batch, 4, device_cluster_log());
+    auto passes = make_fast_schedule(words.n, words.batch, 4, device_cluster_log(), kPairFirstClusterMax);
     const bool fused = make_fused(passes, words.n, words.batch, 4, o.stabilization).fused;
     return static_cast<int>(passes.size()) - (fused ? 1 : 0);
   }

@@ -99,15 +99,20 @@ int env_int(const char* name, int fallback, int lo, int hi) {
 namespace {
 
 // The cluster schedules of make_fast_schedule (schedule.hpp); empty where the plain ones apply.
-std::vector<FastPass> cluster_schedule(int L, std::int64_t total, int max_cluster_log) {
+std::vector<FastPass> cluster_schedule(int L, std::int64_t total, int max_cluster_log, int first_cluster_max) {
   const int cmax = env_int("PAGH_FWHT_CUDA_CLUSTER", max_cluster_log, 0, max_cluster_log);
   constexpr int kBlock = 14;
   // Measured on an H200 (bench/NOTES.md "Cluster passes"): one cluster pass beats two plain passes
   // from 2^21 elements in all (2^15 x 64: 0.0153 vs 0.0170 ms) and loses below (2^15 x 16: 0.0125
-  // vs 0.0108: too few blocks); clusters of 2 on the first pass win at 2^26 (0.366 vs 0.396 ms),
-  // clusters of 4 lose at 2^27 (0.793 vs 0.782), 8 at 2^28 (1.75 vs 1.55).
+  // vs 0.0108: too few blocks). Two passes (tenth session, knob sweep over w and c1 at 2^24..2^30,
+  // bench/NOTES.md "Cluster first passes with 64-byte rows"): 14 + c1 stages in clusters of 2^c1,
+  // then 10 stages on rows of 2^4 columns (64 bytes of f32), win at 2^25..2^27 (c1 = 1, 2, 3:
+  // 0.170 / 0.352 / 0.741 ms against 0.185 / 0.384 / 0.785 for the schedules before: 14 + 11 on
+  // 32-byte rows, 15c2 + 11, three fused groups); 2^24 keeps 14 + 10, and from 2^28 (c1 would be
+  // 4, or clusters on the second pass too) the three fused groups stay faster (1.56 against
+  // 1.61-1.84 ms at 2^28).
   constexpr int kSingleMinLog = 21;  // one cluster pass for >= 2^21 elements in all
-  constexpr int kFirstMax = 1;       // default: clusters of up to 2 on the first pass
+  const int kFirstMax = first_cluster_max;  // default: clusters of up to 2^first_cluster_max on the first pass
   if (cmax == 0 || L <= kBlock) return {};
   FastPass first;
   first.block_log = kBlock;
@@ -118,10 +123,10 @@ std::vector<FastPass> cluster_schedule(int L, std::int64_t total, int max_cluste
     first.cluster_log = L - kBlock;
     return {first};
   }
-  if (L <= kBlock + 10) return {};  // two passes without clusters
-  const int w = env_int("PAGH_FWHT_CUDA_CLUSTER_W", 3, 2, 4);
-  const int local = kBlock - w;  // stages of a strided block
   const int forced = env_int("PAGH_FWHT_CUDA_CLUSTER_FIRST", -1, 0, 3);
+  if (L <= kBlock + 10 && forced < 0) return {};  // two passes without clusters
+  const int w = env_int("PAGH_FWHT_CUDA_CLUSTER_W", 4, 2, 6);
+  const int local = kBlock - w;  // stages of a strided block
   int c1 = L - kBlock - local, c2 = 0;  // default: the clusters on the first pass
   if (forced >= 0) c1 = forced, c2 = L - kBlock - forced - local;
   else if (c1 > kFirstMax) return {};
@@ -140,11 +145,12 @@ std::vector<FastPass> cluster_schedule(int L, std::int64_t total, int max_cluste
 
 }  // namespace
 
-std::vector<FastPass> make_fast_schedule(std::int64_t n, std::int64_t batch, int storage_bytes, int max_cluster_log) {
+std::vector<FastPass> make_fast_schedule(std::int64_t n, std::int64_t batch, int storage_bytes, int max_cluster_log,
+                                         int first_cluster_max) {
   const int L = std::countr_zero(static_cast<std::uint64_t>(n));
   if (L < 4) throw pagh::Error("fwht::Plan (cuda)", "the fast pass needs n >= 16");
   const std::int64_t total = n * batch;
-  if (auto clustered = cluster_schedule(L, total, max_cluster_log); !clustered.empty()) return clustered;
+  if (auto clustered = cluster_schedule(L, total, max_cluster_log, first_cluster_max); !clustered.empty()) return clustered;
   std::vector<FastPass> out;
   if (L <= 14) {
     FastPass p;

@@ -72,20 +72,24 @@ Schedule make_schedule(std::int64_t n, std::int64_t batch, int compute_bytes, bo
 // - 2^15..2^(14 + max_cluster_log) with >= 2^21 elements in all: one cluster pass, 2^(L - 14)
 //   blocks per tile (smaller batches: the two plain passes);
 // - 2^18..2^24: the two plain passes (14 stages + a strided pass of up to 10);
-// - 2^25, 2^26: 14 + c1 stages in clusters of 2^c1 (c1 = L - 25), then a strided pass of 2^11
-//   rows x 2^w columns (w = 3: 32-byte rows) per block;
-// - from 2^27: the plain three stage groups (the last two fused): clusters of 4 and 8 on the first
-//   pass, or clusters on the strided pass, measured slower.
+// - 2^25..2^27: 14 + c1 stages in clusters of 2^c1 (c1 = L - 24: 2, 4, 8 blocks), then a strided
+//   pass of 2^10 rows x 2^w columns (w = 4: 64-byte rows of f32) per block;
+// - from 2^28: the plain three stage groups (the last two fused): clusters of 8 on the first pass
+//   with clusters on the strided pass too, or 32- and 128-byte rows, measured slower.
 // Knobs (results do not depend on them): PAGH_FWHT_CUDA_CLUSTER = largest cluster_log (0: none),
 // PAGH_FWHT_CUDA_CLUSTER_FIRST = c1 (0..3; the second pass then takes clusters of
-// 2^(L - 14 - c1 - (14 - w)), at most 2^max_cluster_log), PAGH_FWHT_CUDA_CLUSTER_W = w (2..4).
-// Shapes that do not fit two passes fall back to the plain schedule.
+// 2^(L - 14 - c1 - (14 - w)), at most 2^max_cluster_log; also below 2^25), PAGH_FWHT_CUDA_CLUSTER_W
+// = w (2..6). Shapes that do not fit two passes fall back to the plain schedule.
 struct FastPass {
   int s = 0, g = 0, w = 0, block_log = 12;
   int cluster_log = 0;
   std::int64_t blocks = 0;
 };
-std::vector<FastPass> make_fast_schedule(std::int64_t n, std::int64_t batch, int storage_bytes, int max_cluster_log = 0);
+// first_cluster_max: the largest default cluster_log of a first pass followed by a strided one (3;
+// 2 for the paired 16-bit words, whose 2^14-element blocks run 2 per SM instead of 3: clusters of 8
+// at 2^27 words measured 5% slower than the three fused groups, bench/RESULTS.md).
+std::vector<FastPass> make_fast_schedule(std::int64_t n, std::int64_t batch, int storage_bytes, int max_cluster_log = 0,
+                                         int first_cluster_max = 3);
 
 // Register-tile passes of the modes with two planes of state (schedule of fast_pass.cuh with
 // Stabilization St != none):
