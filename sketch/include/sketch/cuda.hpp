@@ -45,7 +45,8 @@ struct DeviceOptions {
   // Device memory the staged inputs may occupy at once (host inputs); 0 = a quarter of the free
   // memory. Smaller values force the streaming path (tests use that). The plan's own workspaces
   // come on top and are allocated when the plan is made: the sketches and partial spectra, and up
-  // to 256 MiB for the general path's vector batches or the wide kernel's permuted lines.
+  // to 256 MiB for the general path's vector batches or the wide kernel's permuted lines (16 MiB
+  // where the wide kernel stages lines itself: then they serve only unaligned device inputs).
   std::size_t max_input_bytes = 0;
   // Take the general path (scatter, fwht plan, multiply-accumulate as separate kernels) even where
   // the fused kernel applies: tests and benchmarks compare the two.

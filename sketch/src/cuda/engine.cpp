@@ -45,7 +45,11 @@ std::vector<T> copy_back(const DeviceArray<T>& device_array, cudaStream_t stream
   return host;
 }
 // Permuted lines of one wide launch: about this many bytes (the chunk is cut into such pieces).
+// When lines are staged in the kernel, the permuted lines serve only device inputs that are not
+// 16-byte aligned (a Compressor's), so their buffer is kept small: more, shorter launches there
+// (the sums do not depend on the pieces), 240 MiB less device memory everywhere else.
 constexpr std::int64_t kWideLineBytes = std::int64_t{256} << 20;
+constexpr std::int64_t kWideFallbackLineBytes = std::int64_t{16} << 20;
 
 // The wide kernel (wide_sketch.cu) replaces the slice and cluster kernels for 2^14 <= b <= 2^17
 // (bench/NOTES.md "sketch-cuda wide kernel"). PAGH_SKETCH_WIDE=0 turns it off (then
@@ -170,7 +174,8 @@ bool Engine::prepare_wide(cudaStream_t stream) {
   const char* gather_knob = std::getenv("PAGH_SKETCH_WIDE_GATHER");
   wide_gather_ = !(gather_knob && std::string(gather_knob) == "0") && wide_gather_fits(m_, p_);
   const std::int64_t per_k = d_ * (wide_ld_a_ + wide_ld_b_) * static_cast<std::int64_t>(sizeof(float));
-  wide_chunk_ = std::clamp<std::int64_t>(kWideLineBytes / per_k, 1, std::max<std::int64_t>(K_, 1));
+  const std::int64_t line_bytes = wide_gather_ ? kWideFallbackLineBytes : kWideLineBytes;
+  wide_chunk_ = std::clamp<std::int64_t>(line_bytes / per_k, 1, std::max<std::int64_t>(K_, 1));
   if (const char* knob = std::getenv("PAGH_SKETCH_WIDE_PIECE"))  // tests: pieces of this many k
     wide_chunk_ = std::clamp<std::int64_t>(std::atoll(knob), 1, wide_chunk_);
   wide_lines_ = DeviceArray<float>(static_cast<std::size_t>(wide_chunk_ * d_ * (wide_ld_a_ + wide_ld_b_)), "permuted lines");
