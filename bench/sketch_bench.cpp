@@ -6,7 +6,9 @@
 // --backend cuda with the dense workload (sketch_bench_cuda.cpp) times device-resident dense FP32
 // inputs against cuBLAS SGEMM and BF16 GEMM in the same run (--n, --d, --pad, --reps apply); other
 // workloads run pagh::cuda::compress on host inputs (transfers included) against Eigen's exact
-// product, with the CPU table's columns.
+// product, with the CPU table's columns; the sparse workload also against the exact product on the
+// GPU (cuSPARSE SpGEMM on device-resident inputs, cusparse_product.hpp: gpu_exact_ms, and its
+// largest error against Eigen relative to max |C|, gpu_err).
 //
 // Workloads (matrix_io/synthetic.hpp): dense (Gaussian with planted large entries, n x n x n),
 // sparse (sparse_product, 4 nonzeros per row of A and per column of B), lowrank (low rank plus
@@ -20,6 +22,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -28,6 +31,7 @@
 #include "sketch/compress.hpp"
 #include "sketch/verify.hpp"
 #ifdef SKETCH_BENCH_HAVE_CUDA
+#include "cusparse_product.hpp"
 #include "sketch/cuda.hpp"
 #include "sketch_bench_cuda.hpp"
 #endif
@@ -43,6 +47,11 @@ constexpr const char* kUsage =
   std::fprintf(stderr, "sketch_bench: %s\n%s", why.c_str(), kUsage);
   std::exit(64);
 }
+
+// The exact sparse product on the GPU (CUDA backend, sparse workload); -1 where not run.
+struct GpuExact {
+  double ms = -1, max_relative_error = -1;
+};
 
 struct Workload {
   Eigen::MatrixXd a, b;                      // dense workloads
@@ -161,49 +170,64 @@ int main(int argc, char** argv) {
   const bool json = format == "json";
   if (json) std::printf("[\n");
   else
-    std::printf("%-10s %6s %8s %2s %4s %5s %11s %11s %8s %9s %9s %7s\n", "workload", "n", "b", "d", "prec", "thr", "sketch_ms",
-                "exact_ms", "speedup", "rel_frob", "max_sigma", "recall");
+    std::printf("%-10s %6s %8s %2s %4s %5s %11s %11s %8s %9s %9s %7s %12s %9s\n", "workload", "n", "b", "d", "prec", "thr",
+                "sketch_ms", "exact_ms", "speedup", "rel_frob", "max_sigma", "recall", "gpu_exact_ms", "gpu_err");
   bool first = true;
-  for (std::int64_t n : sizes) {
-    const Workload w = make(workload, n);
-    std::vector<double> times;
-    pagh::CompressedProduct product = sketch(w);
-    times.push_back(product.timings().total_ms);
-    for (int r = 1; r < reps; ++r) {
-      product = sketch(w);
+  try {
+    for (std::int64_t n : sizes) {
+      const Workload w = make(workload, n);
+      std::vector<double> times;
+      pagh::CompressedProduct product = sketch(w);
       times.push_back(product.timings().total_ms);
+      for (int r = 1; r < reps; ++r) {
+        product = sketch(w);
+        times.push_back(product.timings().total_ms);
+      }
+      std::sort(times.begin(), times.end());
+      const double sketch_ms = times[times.size() / 2];
+      double exact_ms = -1;
+      pagh::Metrics metrics;
+      bool have_metrics = false;
+      if (exact == "yes") {
+        const double t0 = now_ms();
+        const Eigen::MatrixXd C = w.sparse ? pagh::exact_product(w.sa, w.sb) : pagh::exact_product(w.a, w.b);
+        exact_ms = now_ms() - t0;
+        metrics = pagh::verify(product, C, top > 0 ? top : w.planted);
+        have_metrics = true;
+      }
+      const double speedup = exact_ms > 0 ? exact_ms / sketch_ms : -1;
+      GpuExact gpu_exact;
+  #ifdef SKETCH_BENCH_HAVE_CUDA
+      if (backend == "cuda" && w.sparse) {
+        const GpuSparseProduct g = cusparse_product(w.sa, w.sb, reps);
+        gpu_exact = {g.ms, g.max_relative_error};
+      }
+  #endif
+      if (json) {
+        std::printf("%s  {\"workload\": \"%s\", \"n\": %lld, \"buckets\": %lld, \"d\": %d, \"precision\": \"%s\", \"threads\": %d, "
+                    "\"sketch_ms\": %.4f, \"exact_ms\": %.4f, \"speedup\": %.3f, \"transformed_k\": %lld, \"direct_k\": %lld",
+                    first ? "" : ",\n", workload.c_str(), static_cast<long long>(n), static_cast<long long>(product.buckets()),
+                    params.repetitions, std::string(fwht::to_string(params.precision)).c_str(), threads, sketch_ms, exact_ms, speedup,
+                    static_cast<long long>(product.timings().transformed_k), static_cast<long long>(product.timings().direct_k));
+        if (have_metrics)
+          std::printf(", \"relative_frobenius_error\": %.5g, \"max_error_in_sigmas\": %.4g, \"top_k\": %zu, \"top_k_recall\": %.4f",
+                      metrics.relative_frobenius_error, metrics.max_error_in_sigmas, metrics.top_k, metrics.top_k_recall);
+        if (gpu_exact.ms >= 0)
+          std::printf(", \"gpu_exact_ms\": %.4f, \"gpu_exact_max_relative_error\": %.3g", gpu_exact.ms, gpu_exact.max_relative_error);
+        std::printf("}");
+      } else {
+        std::printf("%-10s %6lld %8lld %2d %4s %5d %11.2f %11.2f %8.2f %9.4f %9.3f %7.3f %12.3f %9.2g\n", workload.c_str(),
+                    static_cast<long long>(n), static_cast<long long>(product.buckets()), params.repetitions,
+                    std::string(fwht::to_string(params.precision)).c_str(), threads, sketch_ms, exact_ms, speedup,
+                    have_metrics ? metrics.relative_frobenius_error : -1.0, have_metrics ? metrics.max_error_in_sigmas : -1.0,
+                    have_metrics ? metrics.top_k_recall : -1.0, gpu_exact.ms, gpu_exact.max_relative_error);
+      }
+      std::fflush(stdout);
+      first = false;
     }
-    std::sort(times.begin(), times.end());
-    const double sketch_ms = times[times.size() / 2];
-    double exact_ms = -1;
-    pagh::Metrics metrics;
-    bool have_metrics = false;
-    if (exact == "yes") {
-      const double t0 = now_ms();
-      const Eigen::MatrixXd C = w.sparse ? pagh::exact_product(w.sa, w.sb) : pagh::exact_product(w.a, w.b);
-      exact_ms = now_ms() - t0;
-      metrics = pagh::verify(product, C, top > 0 ? top : w.planted);
-      have_metrics = true;
-    }
-    const double speedup = exact_ms > 0 ? exact_ms / sketch_ms : -1;
-    if (json) {
-      std::printf("%s  {\"workload\": \"%s\", \"n\": %lld, \"buckets\": %lld, \"d\": %d, \"precision\": \"%s\", \"threads\": %d, "
-                  "\"sketch_ms\": %.4f, \"exact_ms\": %.4f, \"speedup\": %.3f, \"transformed_k\": %lld, \"direct_k\": %lld",
-                  first ? "" : ",\n", workload.c_str(), static_cast<long long>(n), static_cast<long long>(product.buckets()),
-                  params.repetitions, std::string(fwht::to_string(params.precision)).c_str(), threads, sketch_ms, exact_ms, speedup,
-                  static_cast<long long>(product.timings().transformed_k), static_cast<long long>(product.timings().direct_k));
-      if (have_metrics)
-        std::printf(", \"relative_frobenius_error\": %.5g, \"max_error_in_sigmas\": %.4g, \"top_k\": %zu, \"top_k_recall\": %.4f",
-                    metrics.relative_frobenius_error, metrics.max_error_in_sigmas, metrics.top_k, metrics.top_k_recall);
-      std::printf("}");
-    } else {
-      std::printf("%-10s %6lld %8lld %2d %4s %5d %11.2f %11.2f %8.2f %9.4f %9.3f %7.3f\n", workload.c_str(), static_cast<long long>(n),
-                  static_cast<long long>(product.buckets()), params.repetitions, std::string(fwht::to_string(params.precision)).c_str(),
-                  threads, sketch_ms, exact_ms, speedup, have_metrics ? metrics.relative_frobenius_error : -1.0,
-                  have_metrics ? metrics.max_error_in_sigmas : -1.0, have_metrics ? metrics.top_k_recall : -1.0);
-    }
-    std::fflush(stdout);
-    first = false;
+  } catch (const std::exception& e) {  // a CUDA failure, say: one line, no partial table row
+    std::fprintf(stderr, "sketch_bench: %s\n", e.what());
+    return 70;
   }
   if (json) std::printf("\n]\n");
   return 0;
