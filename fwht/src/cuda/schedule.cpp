@@ -125,7 +125,7 @@ std::vector<FastPass> cluster_schedule(int L, std::int64_t total, int max_cluste
   }
   const int forced = env_int("PAGH_FWHT_CUDA_CLUSTER_FIRST", -1, 0, 3);
   if (L <= kBlock + 10 && forced < 0) return {};  // two passes without clusters
-  const int w = env_int("PAGH_FWHT_CUDA_CLUSTER_W", 4, 2, 6);
+  const int w = env_int("PAGH_FWHT_CUDA_CLUSTER_W", 4, 2, 8);
   const int local = kBlock - w;  // stages of a strided block
   int c1 = L - kBlock - local, c2 = 0;  // default: the clusters on the first pass
   if (forced >= 0) c1 = forced, c2 = L - kBlock - forced - local;

@@ -79,7 +79,7 @@ Schedule make_schedule(std::int64_t n, std::int64_t batch, int compute_bytes, bo
 // Knobs (results do not depend on them): PAGH_FWHT_CUDA_CLUSTER = largest cluster_log (0: none),
 // PAGH_FWHT_CUDA_CLUSTER_FIRST = c1 (0..3; the second pass then takes clusters of
 // 2^(L - 14 - c1 - (14 - w)), at most 2^max_cluster_log; also below 2^25), PAGH_FWHT_CUDA_CLUSTER_W
-// = w (2..6). Shapes that do not fit two passes fall back to the plain schedule.
+// = w (2..8). Shapes that do not fit two passes fall back to the plain schedule.
 struct FastPass {
   int s = 0, g = 0, w = 0, block_log = 12;
   int cluster_log = 0;
