@@ -197,12 +197,12 @@ int main(int argc, char** argv) {
       }
       const double speedup = exact_ms > 0 ? exact_ms / sketch_ms : -1;
       GpuExact gpu_exact;
-  #ifdef SKETCH_BENCH_HAVE_CUDA
+#ifdef SKETCH_BENCH_HAVE_CUDA
       if (backend == "cuda" && w.sparse) {
         const GpuSparseProduct g = cusparse_product(w.sa, w.sb, reps);
         gpu_exact = {g.ms, g.max_relative_error};
       }
-  #endif
+#endif
       if (json) {
         std::printf("%s  {\"workload\": \"%s\", \"n\": %lld, \"buckets\": %lld, \"d\": %d, \"precision\": \"%s\", \"threads\": %d, "
                     "\"sketch_ms\": %.4f, \"exact_ms\": %.4f, \"speedup\": %.3f, \"transformed_k\": %lld, \"direct_k\": %lld",

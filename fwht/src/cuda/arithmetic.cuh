@@ -65,7 +65,7 @@ struct Rounded16 {
 // whose float rounding may differ in the last bit: a transformed value below ~2^-95 times 1/n).
 template <class F>
 struct Pair16 {
-  unsigned bits;  // a plain 32-bit register (__half2 members spilled: ptxas)
+  unsigned bits;  // both halves, as the paired instructions' "r" operands take them
   static constexpr bool kHalf = std::is_same_v<F, HalfFormat>;
   friend __device__ __forceinline__ Pair16 operator+(Pair16 a, Pair16 b) {
     Pair16 r;

@@ -193,20 +193,9 @@ template <int Eps, bool Padded, bool ToShared, class C>
 __device__ __forceinline__ void exchange(C* sm, C (&v)[1 << Eps], int t, int lo) {
   static_assert(sizeof(C) == 4);
   const auto access = [&](int m, unsigned addr) {
-    if constexpr (std::is_arithmetic_v<C>) {
-      float* x = reinterpret_cast<float*>(&v[m]);
-      if constexpr (ToShared) asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "f"(*x) : "memory");
-      else asm volatile("ld.shared.b32 %0, [%1];" : "=f"(*x) : "r"(addr) : "memory");
-    } else {  // a struct (Pair16): its bits by value, so that it stays in a register
-      unsigned bits;
-      if constexpr (ToShared) {
-        std::memcpy(&bits, &v[m], 4);
-        asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(bits) : "memory");
-      } else {
-        asm volatile("ld.shared.b32 %0, [%1];" : "=r"(bits) : "r"(addr) : "memory");
-        std::memcpy(&v[m], &bits, 4);
-      }
-    }
+    float* x = reinterpret_cast<float*>(&v[m]);
+    if constexpr (ToShared) asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "f"(*x) : "memory");
+    else asm volatile("ld.shared.b32 %0, [%1];" : "=f"(*x) : "r"(addr) : "memory");
   };
   if constexpr (Padded) {
     // Element m at the thread's address plus padded(m << lo) words: a sum over m's bits, so the

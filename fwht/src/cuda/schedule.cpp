@@ -112,7 +112,6 @@ std::vector<FastPass> cluster_schedule(int L, std::int64_t total, int max_cluste
   // 4, or clusters on the second pass too) the three fused groups stay faster (1.56 against
   // 1.61-1.84 ms at 2^28).
   constexpr int kSingleMinLog = 21;  // one cluster pass for >= 2^21 elements in all
-  const int kFirstMax = first_cluster_max;  // default: clusters of up to 2^first_cluster_max on the first pass
   if (cmax == 0 || L <= kBlock) return {};
   FastPass first;
   first.block_log = kBlock;
@@ -129,7 +128,7 @@ std::vector<FastPass> cluster_schedule(int L, std::int64_t total, int max_cluste
   const int local = kBlock - w;  // stages of a strided block
   int c1 = L - kBlock - local, c2 = 0;  // default: the clusters on the first pass
   if (forced >= 0) c1 = forced, c2 = L - kBlock - forced - local;
-  else if (c1 > kFirstMax) return {};
+  else if (c1 > first_cluster_max) return {};  // default: clusters of up to 2^first_cluster_max
   if (c1 < 0 || c1 > cmax || c2 < 0 || c2 > cmax) return {};  // these shapes do not fit: the plain schedule
   first.g = kBlock + c1;
   first.cluster_log = c1;
