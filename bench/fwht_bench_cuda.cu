@@ -1,7 +1,9 @@
 // fwht_bench --backend cuda: median time of Plan::execute by CUDA events after warm-up, GB/s, and
 // two floors measured in the same run: a device-to-device copy of the same bytes times the passes
 // the plan makes, and cuFFT R2C (D2Z for f64, R2C of the same n for the 16-bit types) of the same n
-// and batch. Data is random and non-zero; when one buffer fits in L2 several buffers rotate.
+// and batch. Data is random and non-zero; when one buffer fits in L2 several buffers rotate, for
+// all three alike, so that none of them is timed on inputs left in L2 by the previous call
+// (FWHT_BENCH_ROTATE=0: one buffer each, all three warm in L2 where they fit).
 #include <cuda_runtime.h>
 #include <cufft.h>
 
@@ -99,7 +101,10 @@ Result run_cuda(const Config& c) {
   ok(cudaGetDevice(&device), "cudaGetDevice");
   ok(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
   // Rotate enough buffers to defeat L2 (at least 4x L2 in total) when one buffer is small.
-  const int buffers = static_cast<int>(std::min<std::size_t>(16, std::max<std::size_t>(1, 4 * prop.l2CacheSize / bytes + 1)));
+  const char* rotate_env = std::getenv("FWHT_BENCH_ROTATE");
+  const bool rotate = rotate_env == nullptr || rotate_env[0] != '0';
+  const int buffers =
+      rotate ? static_cast<int>(std::min<std::size_t>(16, std::max<std::size_t>(1, 4 * prop.l2CacheSize / bytes + 1))) : 1;
   std::vector<void*> in(buffers), out(buffers);
   for (int k = 0; k < buffers; ++k) {
     ok(cudaMalloc(&in[k], bytes), "cudaMalloc");
@@ -133,14 +138,20 @@ Result run_cuda(const Config& c) {
     const bool dbl = c.dtype == DType::f64;
     const std::size_t real_bytes = static_cast<std::size_t>(n * c.batch) * (dbl ? 8 : 4);
     const std::size_t cbytes = static_cast<std::size_t>((n / 2 + 1) * c.batch) * (dbl ? 16 : 8);
-    void *fin = nullptr, *fout = nullptr;
     std::size_t free_b = 0, total_b = 0;
     ok(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
+    // The same rotation as the FWHT and the copy (before 2026-11-22 cuFFT always ran on one
+    // buffer pair, warm in L2 up to 2^22 f32, while the other two rotated; bench/RESULTS.md).
+    int fft_buffers = buffers;
+    while (fft_buffers > 1 && fft_buffers * (real_bytes + cbytes) + (std::size_t{1} << 30) >= free_b) --fft_buffers;
     if (real_bytes + cbytes + (std::size_t{1} << 30) < free_b) {
-      ok(cudaMalloc(&fin, real_bytes), "cudaMalloc");
-      ok(cudaMalloc(&fout, cbytes), "cudaMalloc");
-      fill_random<<<1024, 256>>>(static_cast<unsigned char*>(fin), real_bytes, dbl ? 8 : 4, 99);
-      ok(cudaGetLastError(), "fill_random");
+      std::vector<void*> fin(fft_buffers), fout(fft_buffers);
+      for (int k = 0; k < fft_buffers; ++k) {
+        ok(cudaMalloc(&fin[k], real_bytes), "cudaMalloc");
+        ok(cudaMalloc(&fout[k], cbytes), "cudaMalloc");
+        fill_random<<<1024, 256>>>(static_cast<unsigned char*>(fin[k]), real_bytes, dbl ? 8 : 4, 99 + k);
+        ok(cudaGetLastError(), "fill_random");
+      }
       cufftHandle h;
       long long nn = n;
       std::size_t work = 0;
@@ -150,16 +161,20 @@ Result run_cuda(const Config& c) {
              "cufftMakePlanMany64");
       ok_fft(cufftSetStream(h, stream), "cufftSetStream");
       r.cufft_ms = median_ms(
-          [&](int) {
+          [&](int i) {
+            void* src = fin[i % fft_buffers];
+            void* dst = fout[i % fft_buffers];
             if (dbl)
-              ok_fft(cufftExecD2Z(h, static_cast<cufftDoubleReal*>(fin), static_cast<cufftDoubleComplex*>(fout)), "D2Z");
+              ok_fft(cufftExecD2Z(h, static_cast<cufftDoubleReal*>(src), static_cast<cufftDoubleComplex*>(dst)), "D2Z");
             else
-              ok_fft(cufftExecR2C(h, static_cast<cufftReal*>(fin), static_cast<cufftComplex*>(fout)), "R2C");
+              ok_fft(cufftExecR2C(h, static_cast<cufftReal*>(src), static_cast<cufftComplex*>(dst)), "R2C");
           },
           reps, stream);
       cufftDestroy(h);
-      cudaFree(fin);
-      cudaFree(fout);
+      for (int k = 0; k < fft_buffers; ++k) {
+        cudaFree(fin[k]);
+        cudaFree(fout[k]);
+      }
     }
   }
   for (int k = 0; k < buffers; ++k) {
