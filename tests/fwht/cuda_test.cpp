@@ -407,8 +407,7 @@ TEST_F(CudaTest, FastPathScheduleKnobs) {
 // single cluster passes 2^15..2^17 (the default from 2^21 elements in all: batched at 2^15),
 // two passes with clusters of 2, 4, 8 on the first pass (the defaults at 2^25..2^27; CLUSTER_FIRST
 // forces them elsewhere, also at 2^24), on the second (CLUSTER_FIRST=0, up to 8 at 2^28), on both
-// (CLUSTER_FIRST=1 at 2^28), 16- to 256-byte rows (CLUSTER_W), and first passes of 2^13-element
-// blocks (CLUSTER_BLOCK=13).
+// (CLUSTER_FIRST=1 at 2^28), and 16- to 256-byte rows (CLUSTER_W).
 TEST_F(CudaTest, ClusterSchedules) {
   FWHT_TRACE_SEED();
   auto rng = test_rng();
@@ -431,8 +430,6 @@ TEST_F(CudaTest, ClusterSchedules) {
       {"PAGH_FWHT_CUDA_CLUSTER_FIRST", "1", {28}},
       {"PAGH_FWHT_CUDA_CLUSTER_FIRST", "3", {28}},
       {"PAGH_FWHT_CUDA_CLUSTER_FIRST", "1", {24}, "PAGH_FWHT_CUDA_CLUSTER_W", "5"},  // 15c2 + 9 below the default range
-      {"PAGH_FWHT_CUDA_CLUSTER_BLOCK", "13", {15, 16, 25, 26}},  // first passes of 2^13-element blocks: 13c4, 13c8
-      {"PAGH_FWHT_CUDA_CLUSTER_BLOCK", "13", {24}, "PAGH_FWHT_CUDA_CLUSTER_FIRST", "1"},  // 13c2 + 10
   };
   for (const Setting& k : settings) {
     setenv(k.name, k.value, 1);

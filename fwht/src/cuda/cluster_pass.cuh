@@ -1,8 +1,6 @@
 // Cluster passes: one pass of the register-tile kernel over a tile that is 2^Cl times larger than
 // a block's shared memory, held by a thread-block cluster of 2^Cl blocks (Hopper's distributed
-// shared memory). Blocks hold 2^14 4-byte elements (64 KiB, 3 per SM), or on first passes 2^13
-// (32 KiB in the padded layout, 4 per SM: more warps to cover the cluster barrier's wait). Two
-// passes of this kind reach 2^31: with blocks of 2^14,
+// shared memory). Two passes of this kind reach 2^31: a block holds 2^14 4-byte elements (64 KiB),
 // so without clusters a pass applies at most 14 stages (first pass) or 14 - w (a strided pass with
 // rows of 2^w columns). Which shapes a plan takes by default (only those that measured faster than
 // the plain passes) is in schedule.hpp (make_fast_schedule).
@@ -21,7 +19,6 @@
 // distributed shared memory: (1 - 2^-Cl) of the tile crosses between SMs.
 #pragma once
 
-#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -47,7 +44,7 @@ __global__ void __launch_bounds__(kFastThreads, fast_min_blocks<Tr, Stabilizatio
   constexpr int B = Eps + 8, E = 1 << Eps, kRanks = 1 << Cl;
   constexpr int kVectors = E / kRanks / 4;  // runs of 4 consecutive local indices per thread
   static_assert(kVectors >= 1, "too many ranks for the elements of a thread");
-  constexpr int kChunk = First && Last && kVectors > 1 ? kVectors / 2 : kVectors;  // runs in flight at once
+  constexpr int kChunk = First && Last ? kVectors / 2 : kVectors;  // runs in flight at once
   const int t = threadIdx.x;
   const int rank = static_cast<int>(blockIdx.x) & (kRanks - 1);  // %cluster_ctarank of a 1-D cluster
   const std::int64_t cluster = blockIdx.x >> Cl;
@@ -67,7 +64,7 @@ __global__ void __launch_bounds__(kFastThreads, fast_min_blocks<Tr, Stabilizatio
     base = tr * a.n + (band << (a.s + rows_log)) + (cb << a.w);
     rank_step = std::int64_t{1} << (a.s + a.g);
   }
-  C* sm = tile_shared<Eps, C, false, fast_padded(B, false)>();  // run_tile's layout (padded for 2^13)
+  C* sm = tile_shared<Eps, C>();
   run_tile<Tr, Eps, First, false, 0, Stabilization::none, true>(a, base + rank * rank_step, sm);
   cluster_arrive();
   cluster_wait();  // every block's tile is in its shared memory
@@ -139,53 +136,36 @@ __global__ void __launch_bounds__(kFastThreads, fast_min_blocks<Tr, Stabilizatio
   cluster_wait();  // the peers are done with this block's shared memory
 }
 
-// The kernel of (Eps, Cl, first, last), or nullptr: no cluster pass applies stages after another
-// cluster pass's (two passes at most), and blocks of 2^13 (Eps 5) are for first passes only.
-template <class Tr, int Eps, int Cl>
+// The kernel of (Cl, first, last) with blocks of 2^14 elements, or nullptr (no cluster pass applies
+// stages after another cluster pass's: two passes at most).
+template <class Tr, int Cl>
 void (*pick_cluster(bool first, bool last))(FastArgs) {
-  if (first) return last ? cluster_pass<Tr, Eps, true, true, Cl> : cluster_pass<Tr, Eps, true, false, Cl>;
-  if constexpr (Eps == 6) return last ? cluster_pass<Tr, 6, false, true, Cl> : nullptr;
-  return nullptr;
-}
-
-template <class Tr, int Eps>
-void (*cluster_kernel_of(int cluster_log, bool first, bool last))(FastArgs) {
-  switch (cluster_log) {
-    case 1: return pick_cluster<Tr, Eps, 1>(first, last);
-    case 2: return pick_cluster<Tr, Eps, 2>(first, last);
-    case 3: return pick_cluster<Tr, Eps, 3>(first, last);
-    default: return nullptr;
-  }
+  if (first) return last ? cluster_pass<Tr, 6, true, true, Cl> : cluster_pass<Tr, 6, true, false, Cl>;
+  return last ? cluster_pass<Tr, 6, false, true, Cl> : nullptr;
 }
 
 template <class Tr>
-void (*cluster_kernel(int block_log, int cluster_log, bool first, bool last))(FastArgs) {
+void (*cluster_kernel(int cluster_log, bool first, bool last))(FastArgs) {
   if constexpr (sizeof(typename Tr::C) == 4) {
-    if (block_log == 14) return cluster_kernel_of<Tr, 6>(cluster_log, first, last);
-    if (block_log == 13) return cluster_kernel_of<Tr, 5>(cluster_log, first, last);
+    switch (cluster_log) {
+      case 1: return pick_cluster<Tr, 1>(first, last);
+      case 2: return pick_cluster<Tr, 2>(first, last);
+      case 3: return pick_cluster<Tr, 3>(first, last);
+      default: return nullptr;
+    }
   }
   return nullptr;
 }
 
-// PAGH_FWHT_CUDA_CLUSTER_POLICY (benchmarks; results do not depend on it): 1 asks for spread
-// cluster scheduling, 2 for load balancing; unset or 0 leaves the driver's default.
-inline int cluster_policy() {
-  static const int policy = [] {
-    const char* env = std::getenv("PAGH_FWHT_CUDA_CLUSTER_POLICY");
-    return env && (env[0] == '1' || env[0] == '2') ? env[0] - '0' : 0;
-  }();
-  return policy;
-}
-
 template <class Tr>
-void launch_cluster(const FastArgs& args, int block_log, int cluster_log, bool first, bool last, std::int64_t blocks,
+void launch_cluster(const FastArgs& args, int cluster_log, bool first, bool last, std::int64_t blocks,
                     cudaStream_t stream, bool configure_only) {
   constexpr const char* kWhere = "fwht::Plan::execute (cuda)";
-  void (*kernel)(FastArgs) = cluster_kernel<Tr>(block_log, cluster_log, first, last);
+  void (*kernel)(FastArgs) = cluster_kernel<Tr>(cluster_log, first, last);
   if (kernel == nullptr)
-    throw pagh::Error(kWhere, "no cluster pass kernel for blocks of 2^" + std::to_string(block_log) + " in clusters of 2^" +
-                                  std::to_string(cluster_log) + (first ? " first" : "") + (last ? " last" : ""));
-  const std::size_t smem = fast_shared_bytes(block_log, Stabilization::none, false, fast_padded(block_log, false));
+    throw pagh::Error(kWhere, "no cluster pass kernel for clusters of 2^" + std::to_string(cluster_log) +
+                                  (first ? " first" : "") + (last ? " last" : ""));
+  const std::size_t smem = fast_shared_bytes(14, Stabilization::none, false, fast_padded(14, false));
   if (configure_only) {
     FWHT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
                     "fwht::Plan (cuda)");
@@ -195,12 +175,6 @@ void launch_cluster(const FastArgs& args, int block_log, int cluster_log, bool f
     throw pagh::Error(kWhere, "cluster pass: " + std::to_string(blocks) + " blocks");
   PassLaunch launch(dim3(static_cast<unsigned>(blocks)), dim3(kFastThreads), smem, stream, args.dependent);
   launch.cluster(1u << cluster_log);
-  if (const int policy = cluster_policy()) {
-    cudaLaunchAttribute& a = launch.attributes[launch.config.numAttrs++];
-    a.id = cudaLaunchAttributeClusterSchedulingPolicyPreference;
-    a.val.clusterSchedulingPolicyPreference =
-        policy == 1 ? cudaClusterSchedulingPolicySpread : cudaClusterSchedulingPolicyLoadBalancing;
-  }
   FWHT_CUDA_CHECK(cudaLaunchKernelEx(&launch.config, kernel, args), kWhere);
 }
 

@@ -130,8 +130,7 @@ class CudaPlan final : public PlanImpl {
       passes = fast_schedule_.size();
       for (std::size_t k = 0; k < passes; ++k) {
         const FastPass& p = fast_schedule_[k];
-        if (p.cluster_log > 0)
-          launch_cluster<Tr>(FastArgs{}, p.block_log, p.cluster_log, k == 0, k + 1 == passes, 0, nullptr, true);
+        if (p.cluster_log > 0) launch_cluster<Tr>(FastArgs{}, p.cluster_log, k == 0, k + 1 == passes, 0, nullptr, true);
         else launch_fast<Tr>(FastArgs{}, st, p.block_log, k == 0, k + 1 == passes, 0, nullptr, true);
       }
       if (fused_.fused) {
@@ -277,8 +276,7 @@ class CudaPlan final : public PlanImpl {
       }
       const FastPass& p = fast_schedule_[k];
       if (p.cluster_log > 0)
-        launch_cluster<Tr>(fast_args(in, out, work, k, carry), p.block_log, p.cluster_log, first, last, p.blocks, stream,
-                           false);
+        launch_cluster<Tr>(fast_args(in, out, work, k, carry), p.cluster_log, first, last, p.blocks, stream, false);
       else
         launch_fast<Tr>(fast_args(in, out, work, k, carry), options_.stabilization, p.block_log, first, last, p.blocks,
                         stream, false);

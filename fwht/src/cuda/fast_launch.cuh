@@ -109,4 +109,4 @@ void launch_fused(const FusedArgs& args, Stabilization st, int block_log, bool l
                                          bool);                                                                       \
   template void launch_fused<__VA_ARGS__>(const FusedArgs&, Stabilization, int, bool, std::int64_t, cudaStream_t, bool, \
                                           int*);                                                                    \
-  template void launch_cluster<__VA_ARGS__>(const FastArgs&, int, int, bool, bool, std::int64_t, cudaStream_t, bool);
+  template void launch_cluster<__VA_ARGS__>(const FastArgs&, int, bool, bool, std::int64_t, cudaStream_t, bool);

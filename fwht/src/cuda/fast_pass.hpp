@@ -96,12 +96,12 @@ template <class Tr>
 void launch_fused(const FusedArgs& args, Stabilization st, int block_log, bool last, std::int64_t blocks,
                   cudaStream_t stream, bool configure_only, int* blocks_per_sm);
 
-// One cluster pass (cluster_pass.cuh): blocks of 2^block_log elements (14; 13 on first passes) in
-// clusters of 2^cluster_log (1..3) that finish the tile's last cluster_log stages through
-// distributed shared memory; plain modes of 4-byte compute types, at most two passes (first and/or
-// last). configure_only raises the dynamic shared-memory limit. Throws pagh::Error outside that.
+// One cluster pass (cluster_pass.cuh): blocks of 2^14 elements in clusters of 2^cluster_log (1..3)
+// that finish the tile's last cluster_log stages through distributed shared memory; plain modes of
+// 4-byte compute types, at most two passes (first and/or last). configure_only raises the dynamic
+// shared-memory limit. Throws pagh::Error outside that.
 template <class Tr>
-void launch_cluster(const FastArgs& args, int block_log, int cluster_log, bool first, bool last, std::int64_t blocks,
+void launch_cluster(const FastArgs& args, int cluster_log, bool first, bool last, std::int64_t blocks,
                     cudaStream_t stream, bool configure_only);
 
 // Stabilization::wide_onchip outside the fast path's layouts: copy between any plan_many layout and

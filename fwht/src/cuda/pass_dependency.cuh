@@ -24,7 +24,7 @@ __device__ __forceinline__ void pass_prologue() {
 // outlive the launch call: it lives here).
 struct PassLaunch {
   cudaLaunchConfig_t config{};
-  cudaLaunchAttribute attributes[3]{};
+  cudaLaunchAttribute attributes[2]{};
   PassLaunch(dim3 grid, dim3 block, std::size_t smem, cudaStream_t stream, bool dependent) {
     config.gridDim = grid, config.blockDim = block, config.dynamicSmemBytes = smem, config.stream = stream;
     config.attrs = attributes;

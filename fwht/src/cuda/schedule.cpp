@@ -112,27 +112,25 @@ std::vector<FastPass> cluster_schedule(int L, std::int64_t total, int max_cluste
   // 4, or clusters on the second pass too) the three fused groups stay faster (1.56 against
   // 1.61-1.84 ms at 2^28).
   constexpr int kSingleMinLog = 21;  // one cluster pass for >= 2^21 elements in all
-  // Blocks of the first pass (PAGH_FWHT_CUDA_CLUSTER_BLOCK: 13 or 14); strided passes keep 2^14.
-  const int first_block = env_int("PAGH_FWHT_CUDA_CLUSTER_BLOCK", kBlock, kBlock - 1, kBlock);
-  if (cmax == 0 || L <= first_block) return {};
+  if (cmax == 0 || L <= kBlock) return {};
   FastPass first;
-  first.block_log = first_block;
-  first.blocks = total >> first_block;
-  if (L <= first_block + cmax) {
+  first.block_log = kBlock;
+  first.blocks = total >> kBlock;
+  if (L <= kBlock + cmax) {
     if (total < (std::int64_t{1} << kSingleMinLog)) return {};
     first.g = L;
-    first.cluster_log = L - first_block;
+    first.cluster_log = L - kBlock;
     return {first};
   }
   const int forced = env_int("PAGH_FWHT_CUDA_CLUSTER_FIRST", -1, 0, 3);
   if (L <= kBlock + 10 && forced < 0) return {};  // two passes without clusters
   const int w = env_int("PAGH_FWHT_CUDA_CLUSTER_W", 4, 2, 8);
   const int local = kBlock - w;  // stages of a strided block
-  int c1 = L - first_block - local, c2 = 0;  // default: the clusters on the first pass
-  if (forced >= 0) c1 = forced, c2 = L - first_block - forced - local;
+  int c1 = L - kBlock - local, c2 = 0;  // default: the clusters on the first pass
+  if (forced >= 0) c1 = forced, c2 = L - kBlock - forced - local;
   else if (c1 > first_cluster_max) return {};  // default: clusters of up to 2^first_cluster_max
   if (c1 < 0 || c1 > cmax || c2 < 0 || c2 > cmax) return {};  // these shapes do not fit: the plain schedule
-  first.g = first_block + c1;
+  first.g = kBlock + c1;
   first.cluster_log = c1;
   FastPass second;
   second.s = first.g;
