@@ -389,7 +389,6 @@ TEST_F(CudaTest, FastPathScheduleKnobs) {
       {{"PAGH_FWHT_CUDA_FAST_FIRST", "10"}, {"PAGH_FWHT_CUDA_FUSE_MB", "1"}, {"PAGH_FWHT_CUDA_FUSE_LAG", "1"}},
       {{"PAGH_FWHT_CUDA_FAST_STAGE", "0"}},
       {{"PAGH_FWHT_CUDA_FAST_STAGE", "2"}},  // cp.async staging for 2-byte storage too
-      {{"PAGH_FWHT_CUDA_STRIDED_STAGE", "0"}},  // strided passes loading straight into registers
       {{"PAGH_FWHT_CUDA_PDL", "0"}},  // passes without programmatic dependent launch
   };
   for (const auto& knobs : settings) {

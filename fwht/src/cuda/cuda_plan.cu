@@ -303,8 +303,6 @@ class CudaPlan final : public PlanImpl {
       // 2-byte storage: staged only in blocks of 2^14 elements (H200, f16/bf16 batches: 10-12% faster
       // at 2^11, 2^12, 2^14, 2^15; 2^13-element blocks 2-11% slower staged; bench/NOTES.md).
       a.staged = stage_mode_ == 2 || (stage_mode_ == 1 && (sizeof(S) == 4 || p.block_log == 14));
-      // Strided passes: 16-byte copies need an aligned work buffer (it may be the caller's output).
-      if (!first) a.staged = strided_stage_ && aligned16(a.src);
       a.carry = carry;
       a.dependent = !first && dependent_launch_;
       return a;
@@ -336,12 +334,6 @@ class CudaPlan final : public PlanImpl {
   int stage_mode_ = [] {
     const char* env = std::getenv("PAGH_FWHT_CUDA_FAST_STAGE");
     return env && (env[0] == '0' || env[0] == '2') ? env[0] - '0' : 1;
-  }();
-  // Benchmark knob: PAGH_FWHT_CUDA_STRIDED_STAGE=0 loads strided tiles straight into registers
-  // (one element per load) instead of through cp.async 16-byte chunks (fast_pass.cuh, run_tile).
-  bool strided_stage_ = [] {
-    const char* env = std::getenv("PAGH_FWHT_CUDA_STRIDED_STAGE");
-    return !(env && env[0] == '0');
   }();
   std::vector<FastPass> fast_schedule_;
   bool dependent_launch_ = device_dependent_launch();

@@ -357,8 +357,6 @@ __device__ __forceinline__ void run_tile(const FastArgs& a, const std::int64_t t
     return c < E ? static_cast<int>(c) : E;
   };
 
-  // Strided passes of plain 4-byte work types may load through shared memory (FastArgs::staged).
-  constexpr bool kStagedStrided = !First && Hint == 0 && St == Stabilization::none && sizeof(W) == 4;
   R v[E];
   R ev[E];  // Kahan/Neumaier error terms (unused otherwise)
   if constexpr (kErrorTerms<St>) {
@@ -427,41 +425,6 @@ __device__ __forceinline__ void run_tile(const FastArgs& a, const std::int64_t t
 #pragma unroll
         for (int j = 0; j < V; ++j) v[q * V + j] = convert(x[j]);
       }
-    } else if (kStagedStrided && a.staged) {  // lo == w: thread t holds column t mod 2^w of 2^Eps rows
-      // The tile's rows through shared memory: warp-coalesced cp.async of 16-byte chunks (chunk
-      // c = q * 256 + t is row c >> (w - 2), columns 4 (c mod 2^(w-2)) + [0, 4)), element (row,
-      // col) stored at word (row << w | col) ^ (((row >> Eps) mod 2^(5-w)) << w) when w < 5: the
-      // 2^w columns x 2^(5-w) row groups of a warp's LDS then hit 32 banks, and so does each 8-lane
-      // phase of the copies (the XOR permutes rows inside aligned groups of 2^(5-w), never the
-      // words of a chunk). One 16-byte request per 4 elements instead of one load per element.
-      constexpr int NV = E / 4;
-      const int w = a.w;
-      const int swz_mask = w < 5 ? (1 << (5 - w)) - 1 : 0;
-      const unsigned stage = static_cast<unsigned>(__cvta_generic_to_shared(sm));
-      const Src* tile = static_cast<const Src*>(a.src) + tile_base;
-#pragma unroll
-      for (int q = 0; q < NV; ++q) {
-        const int c = q * 256 + t;
-        const int row = c >> (w - 2);
-        const int col = (c << 2) & ((1 << w) - 1);
-        const int word = ((row << w) | col) ^ (((row >> Eps) & swz_mask) << w);
-        const Src* from = tile + (static_cast<std::int64_t>(row) << a.s) + col;
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(stage + static_cast<unsigned>(word) * 4), "l"(from)
-                     : "memory");
-      }
-      asm volatile("cp.async.wait_all;" ::: "memory");
-      __syncthreads();
-      const int rows = (t >> w) << Eps;  // this thread's first row; its column is t mod 2^w
-      const unsigned first =
-          static_cast<unsigned>(((rows << w) | (t & ((1 << w) - 1))) ^ ((((rows >> Eps) & swz_mask)) << w)) * 4;
-#pragma unroll
-      for (int m = 0; m < E; ++m) {
-        unsigned bits;
-        asm volatile("ld.shared.b32 %0, [%1];" : "=r"(bits) : "r"(stage + (first ^ (static_cast<unsigned>(m) << (w + 2)))) : "memory");
-        Src x;
-        std::memcpy(&x, &bits, 4);
-        v[m] = convert(x);
-      }
     } else {
       // Offsets below 2^31 elements: n <= 2^31 on this path (see use_fast).
       const int stride = 1 << step_log;
@@ -513,7 +476,7 @@ __device__ __forceinline__ void run_tile(const FastArgs& a, const std::int64_t t
     ++round;
     const int next = min(sb + round * Eps, B - Eps);
     // Every thread has read the previous exchange (or the staged tile) before this one writes.
-    if (round > 1 || (First && a.vec_src && a.staged) || (kStagedStrided && a.staged)) __syncthreads();
+    if (round > 1 || (First && a.vec_src && a.staged)) __syncthreads();
     const auto exchange_rounds = [&](int from, int to) {
       exchange_state<Eps, kPad, true, St>(sm, v, ev, t, from);
       __syncthreads();

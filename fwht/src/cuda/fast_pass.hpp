@@ -27,9 +27,7 @@ struct FastArgs {
   // 16-byte accesses allowed (aligned buffers): vec_src on first passes, vec_dst on first passes
   // and cluster passes (cluster_pass.cuh).
   bool vec_src = false, vec_dst = false;
-  // Loads through shared memory by coalesced cp.async: first passes with vec_src; plain strided
-  // passes of 4-byte work types (16-byte chunks of rows; the work buffer 16-byte aligned).
-  bool staged = true;
+  bool staged = true;  // first pass with vec_src: coalesced cp.async through shared memory
   // Stabilization::wide_carry: one residual byte per element of the packed buffer, written by every
   // pass but the last and read by every pass but the first (in place, like the work buffer).
   signed char* carry = nullptr;
