@@ -36,7 +36,7 @@ std::vector<pagh::Entry> entries_above(const std::function<std::vector<pagh::Ent
   std::vector<pagh::Entry> found;
   try {
     found = above(threshold);
-  } catch (const pagh::Error&) {
+  } catch (const pagh::TooManyEntries&) {  // other errors (a device failure) keep their own message
     usage_error(option, "too many entries have |estimate| >= " + std::to_string(threshold) +
                             " (more than 2^26); raise the threshold or ask for the top entries instead");
   }

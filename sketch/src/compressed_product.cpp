@@ -176,8 +176,9 @@ std::vector<Entry> CompressedProduct::above(double threshold, std::size_t max_en
     }
   }
   if (too_many)
-    throw Error("pagh::CompressedProduct::above", "more than " + std::to_string(max_entries) + " entries have |estimate| >= " +
-                                                      std::to_string(threshold) + "; raise the threshold or use top_k");
+    throw TooManyEntries("pagh::CompressedProduct::above", "more than " + std::to_string(max_entries) +
+                                                               " entries have |estimate| >= " + std::to_string(threshold) +
+                                                               "; raise the threshold or use top_k");
   std::vector<Entry> out;  // static schedule: thread blocks are in row order
   for (auto& part : found) out.insert(out.end(), part.begin(), part.end());
   return out;

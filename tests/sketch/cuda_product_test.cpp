@@ -168,11 +168,11 @@ TEST(CudaProduct, RefusesTooManyEntriesOversizedDecompressionAndBadThresholds) {
   auto rng = test_rng();
   const CompressedProduct host = pagh::compress(integers(20, 6, rng, 4), integers(6, 30, rng, 4), {.seed = rng()});
   const DeviceProduct device = DeviceProduct::upload(host);
-  EXPECT_THROW(host.above(0, 599), pagh::Error);
+  EXPECT_THROW(host.above(0, 599), pagh::TooManyEntries);
   try {
     device.above(0, 599);  // all 600 entries qualify
     ADD_FAILURE() << "above() returned more than max_entries";
-  } catch (const pagh::Error& e) {
+  } catch (const pagh::TooManyEntries& e) {
     EXPECT_NE(std::string(e.what()).find("pagh::cuda::DeviceProduct::above"), std::string::npos) << e.what();
   }
   EXPECT_EQ(device.above(0, 600).size(), 600u);
@@ -192,7 +192,7 @@ TEST(CudaProduct, MoreRepetitionsThanTheKernelsHoldAnswerFromTheHost) {
   EXPECT_TRUE(DeviceProduct::upload(pagh::compress(integers(5, 4, rng, 2), integers(4, 6, rng, 2), {.repetitions = 64}))
                   .queries_on_device());
   expect_device_answers_like_host(host);
-  EXPECT_THROW(device.above(0, 29), pagh::Error);  // the host's limit applies as well
+  EXPECT_THROW(device.above(0, 29), pagh::TooManyEntries);  // the host's limit applies as well
 }
 
 TEST(CudaProduct, ToHostRoundTripsTheWholeObject) {

@@ -237,7 +237,7 @@ TEST(Sketch, RejectsBadInput) {
   EXPECT_THROW(product.estimate(0, -1), Error);
   EXPECT_THROW(product.above(-1), Error);
   EXPECT_THROW(product.decompress(8), Error);
-  EXPECT_THROW(compress(X, X).above(0.0, 2), Error);  // 4 entries qualify, at most 2 allowed
+  EXPECT_THROW(compress(X, X).above(0.0, 2), TooManyEntries);  // 4 entries qualify, at most 2 allowed
 }
 
 }  // namespace

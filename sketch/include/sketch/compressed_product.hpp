@@ -12,6 +12,7 @@
 
 #include "sketch/hashing.hpp"
 #include "sketch/params.hpp"
+#include "sketch/too_many_entries.hpp"
 
 namespace pagh {
 
@@ -57,8 +58,9 @@ class CompressedProduct {
   // The k entries of largest |estimate| (ties: smaller row, then column), streaming over rows in
   // parallel with O(k) memory per thread.
   std::vector<Entry> top_k(std::size_t k) const;
-  // Entries with |estimate| >= threshold, in row-major order; throws pagh::Error if more than
-  // max_entries qualify (so a low threshold cannot exhaust memory).
+  // Entries with |estimate| >= threshold, in row-major order; throws TooManyEntries if more than
+  // max_entries qualify (so a low threshold cannot exhaust memory), pagh::Error for a threshold
+  // that is negative or NaN.
   std::vector<Entry> above(double threshold, std::size_t max_entries = std::size_t{1} << 26) const;
 
   // Versioned binary file: header (dimensions, parameters, seed), the sketches, and a checksum;

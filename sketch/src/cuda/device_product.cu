@@ -9,6 +9,7 @@
 #include <string>
 
 #include "device_queries.hpp"
+#include "sketch/too_many_entries.hpp"
 #include "estimator.cuh"
 #include "streaming_top_k.cuh"
 
@@ -122,8 +123,8 @@ std::vector<DeviceEntry> device_above(const ProductView& view, double threshold,
     PAGH_CUDA_CHECK(cudaStreamSynchronize(stream), kWhere);
     found_total += static_cast<std::size_t>(found);
     if (found_total > max_entries)
-      throw Error(kWhere, "more than " + std::to_string(max_entries) + " entries have |estimate| >= " + std::to_string(threshold) +
-                              "; raise the threshold or use top_k");
+      throw TooManyEntries(kWhere, "more than " + std::to_string(max_entries) + " entries have |estimate| >= " +
+                                       std::to_string(threshold) + "; raise the threshold or use top_k");
     append_entries(view, selected_idx.data(), found, out, stream, kWhere);
   }
   return out;
