@@ -1,0 +1,117 @@
+// pass_floor: the copy floors of the access patterns of the CUDA FWHT's passes. Each kernel moves
+// one f32 transform of 2^L elements exactly as a pass of fast_pass.cuh does - blocks of 256
+// threads holding 2^14 elements, 64 loads in flight per thread, then 64 stores - but computes
+// nothing: "contiguous" is a first pass's tile (2^14 consecutive elements), "rows of 2^w" a
+// strided pass's tile (2^(14-w) rows of 2^w columns, rows 2^(L-14+w) elements apart). Dynamic
+// shared memory (unused) sets the blocks per SM as the passes' register and shared-memory needs
+// do: 64 KiB gives 3, 100 KiB gives 2. Prints the median of 20 timings (CUDA events) next to
+// cudaMemcpy of the same bytes; two buffer pairs rotate (each 2^L x 4 bytes, above L2 from 2^24).
+//   pass_floor [L]   (22 <= L <= 30, default 25)
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+namespace {
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "pass_floor: %s: %s\n", what, cudaGetErrorString(e));
+    std::exit(70);
+  }
+}
+
+template <int W>
+__global__ void __launch_bounds__(256) strided_copy(const float* __restrict__ in, float* __restrict__ out, int s) {
+  // Block = column block (2^(s - W) of them span the rows of 2^s elements; the 2^(14 - W) rows of
+  // a tile span the transform). Thread t: column t mod 2^W, rows 64 (t >> W) + m, as in round 1.
+  const int t = threadIdx.x;
+  const long long first = (static_cast<long long>(blockIdx.x) << W) + (t & ((1 << W) - 1)) +
+                          (static_cast<long long>((t >> W) << 6) << s);
+  float v[64];
+#pragma unroll
+  for (int m = 0; m < 64; ++m) v[m] = in[first + (static_cast<long long>(m) << s)];
+#pragma unroll
+  for (int m = 0; m < 64; ++m) out[first + (static_cast<long long>(m) << s)] = v[m];
+}
+
+__global__ void __launch_bounds__(256) contiguous_copy(const float* __restrict__ in, float* __restrict__ out) {
+  const long long base = static_cast<long long>(blockIdx.x) << 14;
+  float v[64];
+#pragma unroll
+  for (int m = 0; m < 64; ++m) v[m] = in[base + m * 256 + threadIdx.x];
+#pragma unroll
+  for (int m = 0; m < 64; ++m) out[base + m * 256 + threadIdx.x] = v[m];
+}
+
+template <class F>
+float median_ms(F&& f) {
+  cudaEvent_t a, b;
+  check(cudaEventCreate(&a), "cudaEventCreate");
+  check(cudaEventCreate(&b), "cudaEventCreate");
+  std::vector<float> ms;
+  for (int i = 0; i < 23; ++i) {
+    check(cudaEventRecord(a), "cudaEventRecord");
+    f(i);
+    check(cudaEventRecord(b), "cudaEventRecord");
+    check(cudaEventSynchronize(b), "cudaEventSynchronize");
+    float x = 0;
+    check(cudaEventElapsedTime(&x, a, b), "cudaEventElapsedTime");
+    if (i >= 3) ms.push_back(x);  // three warm-up calls
+  }
+  std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return ms[ms.size() / 2];
+}
+
+template <int W>
+void strided_row(float* const* in, float* const* out, int L, unsigned blocks, int smem, double memcpy_ms) {
+  check(cudaFuncSetAttribute(strided_copy<W>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "cudaFuncSetAttribute");
+  const int s = L - 14 + W;  // the stride of a pass that applies the top 14 - W stages
+  const float ms = median_ms([&](int i) { strided_copy<W><<<blocks, 256, smem>>>(in[i & 1], out[i & 1], s); });
+  check(cudaGetLastError(), "strided_copy");
+  std::printf("rows of %3d B   %3d KiB  %8.4f  %5.2f\n", 4 << W, smem >> 10, ms, ms / memcpy_ms);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int L = argc > 1 ? std::atoi(argv[1]) : 25;
+  if (L < 22 || L > 30) {
+    std::fprintf(stderr, "pass_floor: log2 n must be 22..30, got '%s'\n", argv[1]);
+    return 64;
+  }
+  const std::size_t n = std::size_t{1} << L, bytes = n * sizeof(float);
+  float *in[2], *out[2];
+  for (int k = 0; k < 2; ++k) {
+    check(cudaMalloc(&in[k], bytes), "cudaMalloc");
+    check(cudaMalloc(&out[k], bytes), "cudaMalloc");
+    check(cudaMemset(in[k], 0, bytes), "cudaMemset");
+  }
+  const unsigned blocks = static_cast<unsigned>(n >> 14);
+  const double copy = median_ms([&](int i) {
+    check(cudaMemcpyAsync(out[i & 1], in[i & 1], bytes, cudaMemcpyDeviceToDevice), "cudaMemcpyAsync");
+  });
+  std::printf("f32 2^%d: pattern, shared memory per block (blocks per SM), ms, x cudaMemcpy\n", L);
+  std::printf("cudaMemcpy               %8.4f  1.00\n", copy);
+  for (int smem : {64 << 10, 100 << 10}) {
+    check(cudaFuncSetAttribute(contiguous_copy, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "cudaFuncSetAttribute");
+    const float ms = median_ms([&](int i) { contiguous_copy<<<blocks, 256, smem>>>(in[i & 1], out[i & 1]); });
+    check(cudaGetLastError(), "contiguous_copy");
+    std::printf("contiguous      %3d KiB  %8.4f  %5.2f\n", smem >> 10, ms, ms / copy);
+  }
+  for (int smem : {64 << 10, 100 << 10}) {
+    strided_row<3>(in, out, L, blocks, smem, copy);
+    strided_row<4>(in, out, L, blocks, smem, copy);
+    strided_row<5>(in, out, L, blocks, smem, copy);
+    strided_row<6>(in, out, L, blocks, smem, copy);
+  }
+  for (int k = 0; k < 2; ++k) {
+    cudaFree(in[k]);
+    cudaFree(out[k]);
+  }
+  return 0;
+}
