@@ -6,6 +6,8 @@
 // shared memory (unused) sets the blocks per SM as the passes' register and shared-memory needs
 // do: 64 KiB gives 3, 100 KiB gives 2. Prints the median of 20 timings (CUDA events) next to
 // cudaMemcpy of the same bytes; two buffer pairs rotate (each 2^L x 4 bytes, above L2 from 2^24).
+// Three more rows take a first pass's contiguous tiles through a cluster of two blocks as the
+// cluster passes do (cluster_copy): where the cluster pass's time over the contiguous floor goes.
 //   pass_floor [L]   (22 <= L <= 30, default 25)
 #include <cuda_runtime.h>
 
@@ -46,6 +48,44 @@ __global__ void __launch_bounds__(256) contiguous_copy(const float* __restrict__
   for (int m = 0; m < 64; ++m) out[base + m * 256 + threadIdx.x] = v[m];
 }
 
+// A first-pass tile of 2^14 elements finished across a cluster of two blocks, as cluster_pass.cuh
+// does it (without arithmetic): registers -> own shared memory, then block `rank` reads the local
+// indices [rank 2^13, (rank + 1) 2^13) of both blocks with 16-byte loads and writes 2^14 outputs.
+// Mode 1: reads through distributed shared memory after a cluster barrier, as the pass does;
+// mode 2: the same barriers, every read from the block's own shared memory; mode 3: no cluster
+// barrier, own shared memory (a block barrier only).
+template <int Mode>
+__global__ void __launch_bounds__(256) cluster_copy(const float* __restrict__ in, float* __restrict__ out) {
+  extern __shared__ float sm[];
+  const long long base = static_cast<long long>(blockIdx.x >> 1) << 15;  // the cluster's 2^15 elements
+  const int rank = static_cast<int>(blockIdx.x & 1), t = threadIdx.x;
+  float v[64];
+#pragma unroll
+  for (int m = 0; m < 64; ++m) v[m] = in[base + (rank << 14) + m * 256 + t];
+#pragma unroll
+  for (int m = 0; m < 64; ++m) sm[t + (m << 8)] = v[m];
+  if (Mode == 3) __syncthreads();
+  else asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+  const unsigned local = static_cast<unsigned>(__cvta_generic_to_shared(sm));
+  const int e0 = (rank << 13) + (t << 2);
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    unsigned from = local;
+    if (Mode == 1) asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(from) : "r"(local), "r"(r));
+#pragma unroll
+    for (int q = 0; q < 8; ++q) {
+      float4 x;
+      const unsigned address = from + static_cast<unsigned>((e0 + q * 1024) * 4);
+      if (Mode == 1)
+        asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(x.x), "=f"(x.y), "=f"(x.z), "=f"(x.w) : "r"(address) : "memory");
+      else
+        asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(x.x), "=f"(x.y), "=f"(x.z), "=f"(x.w) : "r"(address) : "memory");
+      *reinterpret_cast<float4*>(out + base + (r << 14) + e0 + q * 1024) = x;
+    }
+  }
+  if (Mode != 3) asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
 template <class F>
 float median_ms(F&& f) {
   cudaEvent_t a, b;
@@ -76,6 +116,22 @@ void strided_row(float* const* in, float* const* out, int L, unsigned blocks, in
   std::printf("rows of %3d B   %3d KiB  %8.4f  %5.2f\n", 4 << W, smem >> 10, ms, ms / memcpy_ms);
 }
 
+template <int Mode>
+void cluster_row(float* const* in, float* const* out, unsigned blocks, double memcpy_ms, const char* name) {
+  constexpr int kSmem = 64 << 10;
+  check(cudaFuncSetAttribute(cluster_copy<Mode>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem), "cudaFuncSetAttribute");
+  cudaLaunchConfig_t config{};
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = 2, attribute.val.clusterDim.y = 1, attribute.val.clusterDim.z = 1;
+  config.gridDim = dim3(blocks), config.blockDim = dim3(256), config.dynamicSmemBytes = kSmem;
+  config.attrs = &attribute, config.numAttrs = 1;
+  const float ms = median_ms([&](int i) {
+    check(cudaLaunchKernelEx(&config, cluster_copy<Mode>, static_cast<const float*>(in[i & 1]), out[i & 1]), "cluster_copy");
+  });
+  std::printf("%-22s 64 KiB  %8.4f  %5.2f\n", name, ms, ms / memcpy_ms);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -103,6 +159,9 @@ int main(int argc, char** argv) {
     check(cudaGetLastError(), "contiguous_copy");
     std::printf("contiguous      %3d KiB  %8.4f  %5.2f\n", smem >> 10, ms, ms / copy);
   }
+  cluster_row<1>(in, out, blocks, copy, "clusters of 2, DSMEM");
+  cluster_row<2>(in, out, blocks, copy, "clusters of 2, local");
+  cluster_row<3>(in, out, blocks, copy, "no cluster barrier");
   for (int smem : {64 << 10, 100 << 10}) {
     strided_row<3>(in, out, L, blocks, smem, copy);
     strided_row<4>(in, out, L, blocks, smem, copy);
