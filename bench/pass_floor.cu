@@ -1,7 +1,7 @@
 // pass_floor: the copy floors of the access patterns of the CUDA FWHT's passes. Each kernel moves
-// one f32 transform of 2^L elements exactly as a pass of fast_pass.cuh does - blocks of 256
-// threads holding 2^14 elements, 64 loads in flight per thread, then 64 stores - but computes
-// nothing: "contiguous" is a first pass's tile (2^14 consecutive elements), "rows of 2^w" a
+// one f32 transform of 2^L elements in the tiles and at the occupancy of a pass of fast_pass.cuh -
+// blocks of 256 threads holding 2^14 elements, 64 loads in flight per thread, then 64 stores - but
+// computes nothing (and loads with plain warp-coalesced loads where first passes use cp.async): "contiguous" is a first pass's tile (2^14 consecutive elements), "rows of 2^w" a
 // strided pass's tile (2^(14-w) rows of 2^w columns, rows 2^(L-14+w) elements apart). Dynamic
 // shared memory (unused) sets the blocks per SM as the passes' register and shared-memory needs
 // do: 64 KiB gives 3, 100 KiB gives 2. Prints the median of 20 timings (CUDA events) next to
