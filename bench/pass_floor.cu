@@ -86,6 +86,42 @@ __global__ void __launch_bounds__(256) cluster_copy(const float* __restrict__ in
   if (Mode != 3) asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
+// The same tile exchanged by pushing instead: once both blocks are done with their shared memory
+// (a cluster barrier), each thread stores every element into the shared memory of the block that
+// finishes it (word r 2^13 + e mod 2^13 of block e >> 13, r = the writer's rank; remote stores to
+// the partner), a second barrier publishes them, and each block reads only its own shared memory
+// and may exit at once.
+__global__ void __launch_bounds__(256) cluster_push_copy(const float* __restrict__ in, float* __restrict__ out) {
+  extern __shared__ float sm[];
+  const long long base = static_cast<long long>(blockIdx.x >> 1) << 15;
+  const int rank = static_cast<int>(blockIdx.x & 1), t = threadIdx.x;
+  float v[64];
+#pragma unroll
+  for (int m = 0; m < 64; ++m) v[m] = in[base + (rank << 14) + m * 256 + t];
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+  const unsigned local = static_cast<unsigned>(__cvta_generic_to_shared(sm));
+  unsigned remote;
+  asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank ^ 1));
+#pragma unroll
+  for (int m = 0; m < 64; ++m) {
+    const int e = t + (m << 8);  // element e of this block's tile goes to block e >> 13
+    const unsigned word = static_cast<unsigned>((rank << 13) + (e & 8191)) * 4;
+    if ((m >> 5) == rank) asm volatile("st.shared.f32 [%0], %1;" ::"r"(local + word), "f"(v[m]) : "memory");
+    else asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(remote + word), "f"(v[m]) : "memory");
+  }
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+  const int e0 = t << 2;
+#pragma unroll
+  for (int r = 0; r < 2; ++r)
+#pragma unroll
+    for (int q = 0; q < 8; ++q) {
+      float4 x;
+      const unsigned address = local + static_cast<unsigned>(((r << 13) + e0 + q * 1024) * 4);
+      asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(x.x), "=f"(x.y), "=f"(x.z), "=f"(x.w) : "r"(address) : "memory");
+      *reinterpret_cast<float4*>(out + base + (r << 14) + (rank << 13) + e0 + q * 1024) = x;
+    }
+}
+
 template <class F>
 float median_ms(F&& f) {
   cudaEvent_t a, b;
@@ -116,10 +152,10 @@ void strided_row(float* const* in, float* const* out, int L, unsigned blocks, in
   std::printf("rows of %3d B   %3d KiB  %8.4f  %5.2f\n", 4 << W, smem >> 10, ms, ms / memcpy_ms);
 }
 
-template <int Mode>
-void cluster_row(float* const* in, float* const* out, unsigned blocks, double memcpy_ms, const char* name) {
+template <class Kernel>
+void cluster_row(Kernel kernel, float* const* in, float* const* out, unsigned blocks, double memcpy_ms, const char* name) {
   constexpr int kSmem = 64 << 10;
-  check(cudaFuncSetAttribute(cluster_copy<Mode>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem), "cudaFuncSetAttribute");
+  check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem), "cudaFuncSetAttribute");
   cudaLaunchConfig_t config{};
   cudaLaunchAttribute attribute{};
   attribute.id = cudaLaunchAttributeClusterDimension;
@@ -127,7 +163,7 @@ void cluster_row(float* const* in, float* const* out, unsigned blocks, double me
   config.gridDim = dim3(blocks), config.blockDim = dim3(256), config.dynamicSmemBytes = kSmem;
   config.attrs = &attribute, config.numAttrs = 1;
   const float ms = median_ms([&](int i) {
-    check(cudaLaunchKernelEx(&config, cluster_copy<Mode>, static_cast<const float*>(in[i & 1]), out[i & 1]), "cluster_copy");
+    check(cudaLaunchKernelEx(&config, kernel, static_cast<const float*>(in[i & 1]), out[i & 1]), "cluster_copy");
   });
   std::printf("%-22s 64 KiB  %8.4f  %5.2f\n", name, ms, ms / memcpy_ms);
 }
@@ -159,9 +195,10 @@ int main(int argc, char** argv) {
     check(cudaGetLastError(), "contiguous_copy");
     std::printf("contiguous      %3d KiB  %8.4f  %5.2f\n", smem >> 10, ms, ms / copy);
   }
-  cluster_row<1>(in, out, blocks, copy, "clusters of 2, DSMEM");
-  cluster_row<2>(in, out, blocks, copy, "clusters of 2, local");
-  cluster_row<3>(in, out, blocks, copy, "no cluster barrier");
+  cluster_row(cluster_copy<1>, in, out, blocks, copy, "clusters of 2, DSMEM");
+  cluster_row(cluster_copy<2>, in, out, blocks, copy, "clusters of 2, local");
+  cluster_row(cluster_copy<3>, in, out, blocks, copy, "no cluster barrier");
+  cluster_row(cluster_push_copy, in, out, blocks, copy, "clusters of 2, push");
   for (int smem : {64 << 10, 100 << 10}) {
     strided_row<3>(in, out, L, blocks, smem, copy);
     strided_row<4>(in, out, L, blocks, smem, copy);
