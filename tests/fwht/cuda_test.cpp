@@ -448,6 +448,27 @@ TEST_F(CudaTest, ClusterSchedules) {
   }
 }
 
+// The default two-pass cluster shapes of both device memory classes (schedule.cpp,
+// kTwoPassShapes; PAGH_FWHT_CUDA_SLOW_MEMORY picks the class whatever the device): 128-byte rows
+// with clusters on both passes for f32 and i32 at 2^26..2^29, f16/bf16 computed in f32 at 2^27 and
+// 2^28 and paired words of 2^27 and 2^28 (2^28 and 2^29 elements), beside the rule's shapes: the
+// CPU's bits.
+TEST_F(CudaTest, ClusterShapesOfBothMemoryClasses) {
+  FWHT_TRACE_SEED();
+  auto rng = test_rng();
+  for (const char* slow : {"0", "1"}) {
+    setenv("PAGH_FWHT_CUDA_SLOW_MEMORY", slow, 1);
+    for (int L : {26, 27, 28, 29})
+      ASSERT_NO_FATAL_FAILURE(check_case<float>({.n = std::int64_t{1} << L}, {}, L % 2 == 0, stream_, rng));
+    ASSERT_NO_FATAL_FAILURE(check_case<std::int32_t>({.n = std::int64_t{1} << 28}, {}, false, stream_, rng));
+    for (int L : {27, 28})
+      ASSERT_NO_FATAL_FAILURE(check_case<bf16>({.n = std::int64_t{1} << L}, {.normalization = Normalization::inverse}, L % 2 == 1, stream_, rng));
+    for (int L : {28, 29})
+      ASSERT_NO_FATAL_FAILURE(check_case<f16>({.n = std::int64_t{1} << L}, {.compute = Compute::storage}, L % 2 == 0, stream_, rng));
+  }
+  unsetenv("PAGH_FWHT_CUDA_SLOW_MEMORY");
+}
+
 // The stabilized register-tile kernels: Kahan/Neumaier on single-pass plans (n = 2^4..2^13, several
 // transforms per block, a partial last block), wide_onchip and wide_carry on one, two and three (fused) stage
 // groups, n <= 8 (one thread per transform) and a strided layout (gather, passes, scatter), with the

@@ -74,12 +74,32 @@ int device_cluster_log() {
   return supported ? 3 : 0;
 }
 
-// bf16 computed in storage precision (integer rounding after every operation) is instruction-bound
-// and measured 8% slower with a cluster pass (2^15 x 16384: 2.49 vs 2.30 ms; f16: 1.52 vs 2.00).
-int cluster_log_for(bool bf16_storage) { return bf16_storage ? 0 : device_cluster_log(); }
+// Whether the current device's memory is slow next to its SMs (schedule.hpp, ClusterContext):
+// below 15 bytes per SM cycle at peak (2 x memory clock x bus width over SMs x SM clock: an H100
+// SXM has 12.8, an H200 18.4). PAGH_FWHT_CUDA_SLOW_MEMORY=0/1 overrides it (benchmarks and tests
+// compare the two classes' schedules; results do not depend on it).
+bool device_slow_memory() {
+  if (const char* env = std::getenv("PAGH_FWHT_CUDA_SLOW_MEMORY"); env && (env[0] == '0' || env[0] == '1'))
+    return env[0] == '1';
+  int device = 0, memory_khz = 0, bus_bits = 0, sm_khz = 0, sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&memory_khz, cudaDevAttrMemoryClockRate, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sm_khz, cudaDevAttrClockRate, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+    cudaGetLastError();  // clear the non-sticky error: the default class
+    return false;
+  }
+  if (sm_khz <= 0 || sms <= 0) return false;
+  return 2.0 * memory_khz * (bus_bits / 8.0) / (static_cast<double>(sms) * sm_khz) < 15.0;
+}
 
-// Paired 16-bit words: first passes in clusters of at most 4 (schedule.hpp, make_fast_schedule).
-constexpr int kPairFirstClusterMax = 2;
+// The cluster context of a plan (schedule.hpp). bf16 computed in storage precision (integer
+// rounding after every operation) is instruction-bound and measured 8% slower with a cluster pass
+// (2^15 x 16384: 2.49 vs 2.30 ms; f16: 1.52 vs 2.00): no clusters for it.
+ClusterContext cluster_context(bool bf16_storage, bool paired) {
+  return {.max_cluster_log = bf16_storage ? 0 : device_cluster_log(), .paired = paired, .slow_memory = device_slow_memory()};
+}
 
 // Whether passes after the first launch as programmatic dependents of the previous one
 // (pass_dependency.cuh): compute capability 9.0 and later, unless PAGH_FWHT_CUDA_PDL=0 (benchmarks
@@ -120,9 +140,9 @@ class CudaPlan final : public PlanImpl {
     }
     if ((route_ == Route::fast || route_ == Route::wide) && !small_) {
       if (st == Stabilization::none)
-        fast_schedule_ = make_fast_schedule(shape.n, shape.batch, static_cast<int>(sizeof(S)),
-                                            cluster_log_for(std::is_same_v<Tr, SixteenStorageTraits<BFloatFormat>>),
-                                            Tr::kPairs ? kPairFirstClusterMax : 3);
+        fast_schedule_ = make_fast_schedule(
+            shape.n, shape.batch, static_cast<int>(sizeof(S)),
+            cluster_context(std::is_same_v<Tr, SixteenStorageTraits<BFloatFormat>>, Tr::kPairs));
       else if (is_wide(st)) fast_schedule_ = make_wide_schedule(shape.n, shape.batch);
       else fast_schedule_ = make_stabilized_single(shape.n, shape.batch);
       if (st == Stabilization::none || is_wide(st))
@@ -424,14 +444,14 @@ int pass_count(const Shape& shape, DType dtype, const Options& o) {
   if (route == Route::fast && o.stabilization != Stabilization::none) return 1;
   if (paired(shape, dtype, o)) {  // the word plan (aligned buffers)
     const Shape words = word_shape(shape);
-    auto passes = make_fast_schedule(words.n, words.batch, 4, device_cluster_log(), kPairFirstClusterMax);
+    auto passes = make_fast_schedule(words.n, words.batch, 4, cluster_context(false, true));
     const bool fused = make_fused(passes, words.n, words.batch, 4, o.stabilization).fused;
     return static_cast<int>(passes.size()) - (fused ? 1 : 0);
   }
   if (route == Route::fast) {
     // A fused pair of passes is one launch and, through L2, about one pass of device memory.
     auto passes = make_fast_schedule(shape.n, shape.batch, static_cast<int>(size_of(dtype)),
-                                     cluster_log_for(dtype == DType::bf16 && o.compute == Compute::storage));
+                                     cluster_context(dtype == DType::bf16 && o.compute == Compute::storage, false));
     const int work = dtype == DType::f16 || dtype == DType::bf16 ? (o.compute == Compute::f32 ? 4 : 2) : 4;
     const bool fused = make_fused(passes, shape.n, shape.batch, work, o.stabilization).fused;
     return static_cast<int>(passes.size()) - (fused ? 1 : 0);

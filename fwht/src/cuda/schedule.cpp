@@ -98,9 +98,41 @@ int env_int(const char* name, int fallback, int lo, int hi) {
 // PAGH_FWHT_CUDA_FAST_SINGLE = block_log of single-pass plans of n <= 2^12 (12..14).
 namespace {
 
+// Default two-pass cluster shapes (c1, w) that differ from the rule of cluster_schedule (w = 4,
+// c1 = L - 24 for 2^25..2^27), each measured faster in two rounds on the devices it applies to
+// (bench/RESULTS.md, twelfth session; ms before -> after). slow_memory_only: H100-class devices
+// (ClusterContext::slow_memory); the H200 keeps the rule there (these shapes measured 4-13%
+// slower on it for f32 at 2^27..2^29, and the paired ones 2-7% slower).
+struct TwoPassShape {
+  bool slow_memory_only;
+  int storage_bytes;
+  bool paired;
+  int log2n;  // of the transform the schedule is made for (words, for the paired plans)
+  int c1, w;
+};
+constexpr TwoPassShape kTwoPassShapes[] = {
+    {false, 2, false, 28, 3, 5},  // f16/bf16 computed in f32: H200 1.53 -> 1.38, H100 1.86 -> 1.45
+    {true, 4, false, 26, 3, 5},   // f32 (and i32) on the H100: 0.439 -> 0.426
+    {true, 4, false, 27, 2, 5},   // 0.887 -> 0.863
+    {true, 4, false, 28, 3, 5},   // 2.010 -> 1.757
+    {true, 4, false, 29, 3, 5},   // 3.689 -> 3.634
+    {true, 2, false, 27, 2, 5},   // f16/bf16 computed in f32 on the H100: 0.708 -> 0.692
+    {true, 4, true, 27, 2, 5},    // paired words of 2^28 f16/bf16 elements on the H100: 0.993 -> 0.906
+    {true, 4, true, 28, 2, 5},    // 2^29 elements: 2.006 -> 1.870
+};
+
+const TwoPassShape* two_pass_shape(int L, int storage_bytes, const ClusterContext& cc) {
+  for (const TwoPassShape& t : kTwoPassShapes)
+    if ((!t.slow_memory_only || cc.slow_memory) && t.storage_bytes == storage_bytes && t.paired == cc.paired &&
+        t.log2n == L)
+      return &t;
+  return nullptr;
+}
+
 // The cluster schedules of make_fast_schedule (schedule.hpp); empty where the plain ones apply.
-std::vector<FastPass> cluster_schedule(int L, std::int64_t total, int max_cluster_log, int first_cluster_max) {
-  const int cmax = env_int("PAGH_FWHT_CUDA_CLUSTER", max_cluster_log, 0, max_cluster_log);
+std::vector<FastPass> cluster_schedule(int L, std::int64_t total, int storage_bytes, const ClusterContext& cc) {
+  const int cmax = env_int("PAGH_FWHT_CUDA_CLUSTER", cc.max_cluster_log, 0, cc.max_cluster_log);
+  const int first_cluster_max = cc.paired ? 2 : 3;
   constexpr int kBlock = 14;
   // Measured on an H200 (bench/NOTES.md "Cluster passes"): one cluster pass beats two plain passes
   // from 2^21 elements in all (2^15 x 64: 0.0153 vs 0.0170 ms) and loses below (2^15 x 16: 0.0125
@@ -123,11 +155,12 @@ std::vector<FastPass> cluster_schedule(int L, std::int64_t total, int max_cluste
     return {first};
   }
   const int forced = env_int("PAGH_FWHT_CUDA_CLUSTER_FIRST", -1, 0, 3);
-  if (L <= kBlock + 10 && forced < 0) return {};  // two passes without clusters
-  const int w = env_int("PAGH_FWHT_CUDA_CLUSTER_W", 4, 2, 8);
+  const TwoPassShape* shape = forced < 0 ? two_pass_shape(L, storage_bytes, cc) : nullptr;
+  if (L <= kBlock + 10 && forced < 0 && shape == nullptr) return {};  // two passes without clusters
+  const int w = env_int("PAGH_FWHT_CUDA_CLUSTER_W", shape ? shape->w : 4, 2, 8);
   const int local = kBlock - w;  // stages of a strided block
   int c1 = L - kBlock - local, c2 = 0;  // default: the clusters on the first pass
-  if (forced >= 0) c1 = forced, c2 = L - kBlock - forced - local;
+  if (forced >= 0 || shape) c1 = shape ? shape->c1 : forced, c2 = L - kBlock - c1 - local;
   else if (c1 > first_cluster_max) return {};  // default: clusters of up to 2^first_cluster_max
   if (c1 < 0 || c1 > cmax || c2 < 0 || c2 > cmax) return {};  // these shapes do not fit: the plain schedule
   first.g = kBlock + c1;
@@ -144,12 +177,11 @@ std::vector<FastPass> cluster_schedule(int L, std::int64_t total, int max_cluste
 
 }  // namespace
 
-std::vector<FastPass> make_fast_schedule(std::int64_t n, std::int64_t batch, int storage_bytes, int max_cluster_log,
-                                         int first_cluster_max) {
+std::vector<FastPass> make_fast_schedule(std::int64_t n, std::int64_t batch, int storage_bytes, ClusterContext cc) {
   const int L = std::countr_zero(static_cast<std::uint64_t>(n));
   if (L < 4) throw pagh::Error("fwht::Plan (cuda)", "the fast pass needs n >= 16");
   const std::int64_t total = n * batch;
-  if (auto clustered = cluster_schedule(L, total, max_cluster_log, first_cluster_max); !clustered.empty()) return clustered;
+  if (auto clustered = cluster_schedule(L, total, storage_bytes, cc); !clustered.empty()) return clustered;
   std::vector<FastPass> out;
   if (L <= 14) {
     FastPass p;

@@ -75,21 +75,34 @@ Schedule make_schedule(std::int64_t n, std::int64_t batch, int compute_bytes, bo
 // - 2^25..2^27: 14 + c1 stages in clusters of 2^c1 (c1 = L - 24: 2, 4, 8 blocks), then a strided
 //   pass of 2^10 rows x 2^w columns (w = 4: 64-byte rows of f32) per block;
 // - from 2^28: the plain three stage groups (the last two fused): clusters of 8 on the first pass
-//   with clusters on the strided pass too, or 32- and 128-byte rows, measured slower.
+//   with clusters on the strided pass too, or 32- and 128-byte rows, measured slower;
+// - except the shapes of kTwoPassShapes (schedule.cpp), measured faster on an H100 and an H200
+//   (bench/RESULTS.md, twelfth session): 128-byte rows of f32 (w = 5) with clusters on both passes
+//   where device memory is slow next to the SMs (ClusterContext::slow_memory: the H100), and for
+//   16-bit storage computed in f32 at 2^28 on both.
 // Knobs (results do not depend on them): PAGH_FWHT_CUDA_CLUSTER = largest cluster_log (0: none),
 // PAGH_FWHT_CUDA_CLUSTER_FIRST = c1 (0..3; the second pass then takes clusters of
 // 2^(L - 14 - c1 - (14 - w)), at most 2^max_cluster_log; also below 2^25), PAGH_FWHT_CUDA_CLUSTER_W
-// = w (2..8). Shapes that do not fit two passes fall back to the plain schedule.
+// = w (2..8), PAGH_FWHT_CUDA_SLOW_MEMORY = 0/1 (the device's memory class, cuda_plan.cu). Shapes
+// that do not fit two passes fall back to the plain schedule.
 struct FastPass {
   int s = 0, g = 0, w = 0, block_log = 12;
   int cluster_log = 0;
   std::int64_t blocks = 0;
 };
-// first_cluster_max: the largest default cluster_log of a first pass followed by a strided one (3;
-// 2 for the paired 16-bit words, whose 2^14-element blocks run 2 per SM instead of 3: clusters of 8
-// at 2^27 words measured 5% slower than the three fused groups, bench/RESULTS.md).
-std::vector<FastPass> make_fast_schedule(std::int64_t n, std::int64_t batch, int storage_bytes, int max_cluster_log = 0,
-                                         int first_cluster_max = 3);
+// What the default cluster shapes depend on besides n, batch and the storage size.
+struct ClusterContext {
+  int max_cluster_log = 0;  // 3 where thread-block clusters exist (cuda_plan.cu), 0: no cluster passes
+  // Paired 16-bit words: their 2^14-element blocks run 2 per SM instead of 3, so the default first
+  // pass before a strided one takes clusters of at most 4 (clusters of 8 at 2^27 words measured 5%
+  // slower than the three fused groups on an H200, bench/RESULTS.md); otherwise at most 8.
+  bool paired = false;
+  // Device memory below 15 bytes per SM cycle at its peak (an H100 SXM has 12.8, an H200 18.4):
+  // there the SM-side cost of larger clusters hides behind the slower memory and the strided pass's
+  // wider rows pay (kTwoPassShapes in schedule.cpp).
+  bool slow_memory = false;
+};
+std::vector<FastPass> make_fast_schedule(std::int64_t n, std::int64_t batch, int storage_bytes, ClusterContext cc = {});
 
 // Register-tile passes of the modes with two planes of state (schedule of fast_pass.cuh with
 // Stabilization St != none):
