@@ -159,9 +159,13 @@ std::vector<FastPass> cluster_schedule(int L, std::int64_t total, int storage_by
   if (L <= kBlock + 10 && forced < 0 && shape == nullptr) return {};  // two passes without clusters
   const int w = env_int("PAGH_FWHT_CUDA_CLUSTER_W", shape ? shape->w : 4, 2, 8);
   const int local = kBlock - w;  // stages of a strided block
-  int c1 = L - kBlock - local, c2 = 0;  // default: the clusters on the first pass
-  if (forced >= 0 || shape) c1 = shape ? shape->c1 : forced, c2 = L - kBlock - c1 - local;
-  else if (c1 > first_cluster_max) return {};  // default: clusters of up to 2^first_cluster_max
+  int c1 = L - kBlock - local, c2 = 0;  // the rule: the clusters on the first pass
+  if (shape || forced >= 0) {
+    c1 = shape ? shape->c1 : forced;
+    c2 = L - kBlock - c1 - local;
+  } else if (c1 > first_cluster_max) {
+    return {};  // the rule: clusters of up to 2^first_cluster_max
+  }
   if (c1 < 0 || c1 > cmax || c2 < 0 || c2 > cmax) return {};  // these shapes do not fit: the plain schedule
   first.g = kBlock + c1;
   first.cluster_log = c1;
