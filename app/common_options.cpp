@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "cli_error.hpp"
+#include "resource_plan.hpp"
 
 namespace pagh_mm {
 
@@ -132,7 +133,7 @@ SketchSettings read_sketch_settings(const po::variables_map& vm) {
   if (vm.count("precision")) s.params.precision = parse_precision("--precision", value_of(vm, "precision"));
   if (vm.count("stabilize")) s.params.stabilization = parse_stabilization("--stabilize", value_of(vm, "stabilize"));
   if (vm.count("algorithm")) s.params.algorithm = parse_algorithm("--algorithm", value_of(vm, "algorithm"));
-  if (vm.count("threads")) s.params.threads = static_cast<int>(parse_integer("--threads", value_of(vm, "threads"), 0, 4096));
+  if (vm.count("threads")) s.params.threads = static_cast<int>(parse_integer("--threads", value_of(vm, "threads"), 0, kMaxThreads));
   check_sketch_params(s.params);
   return s;
 }

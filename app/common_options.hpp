@@ -16,6 +16,10 @@ namespace pagh_mm {
 
 namespace po = boost::program_options;
 
+// The most entries -k/--top may ask for, the same as the most a --threshold may select: each is held
+// in memory and printed (2^26 entries are about 2 GB of text).
+inline constexpr std::int64_t kMaxReportedEntries = std::int64_t{1} << 26;
+
 // Width of --help text (Boost's default, 80, wraps every description into a narrow column).
 inline constexpr unsigned kHelpWidth = 110;
 

@@ -11,6 +11,7 @@ enum class ExitCode : int {
   no_input = 66,       // EX_NOINPUT: an input file does not exist or cannot be opened
   unavailable = 69,    // EX_UNAVAILABLE: the CUDA backend was requested but cannot be used
   software = 70,       // EX_SOFTWARE: an internal error (a bug: please report it)
+  os_error = 71,       // EX_OSERR: the system cannot grant what the work needs (memory, threads)
   cannot_create = 73,  // EX_CANTCREAT: an output file cannot be created
   io_error = 74,       // EX_IOERR: reading or writing failed midway (disk full, standard output closed)
 };

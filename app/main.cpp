@@ -3,7 +3,9 @@
 // command throws into one line on stderr and a sysexits status (cli_error.cpp holds the table).
 #include <cstdio>
 #include <exception>
+#include <iostream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -36,17 +38,28 @@ int check_stdout(int status) {
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   std::string command;  // "" = the main command
+  // Results reach standard output only once the command has succeeded: a failure midway (while
+  // formatting a report, say) must not leave a partial answer for a script to read. Commands write
+  // their results to std::cout, which holds them here until then.
+  std::ostringstream results;
+  std::streambuf* const standard_output = std::cout.rdbuf(results.rdbuf());
+  const auto deliver = [&](int status) {
+    std::cout.rdbuf(standard_output);
+    if (status == 0) std::cout << results.view() << std::flush;
+    return check_stdout(status);
+  };
   try {
     // A file literally named like a subcommand can still be multiplied as ./query.
     if (!args.empty()) {
       const auto sub = kSubcommands.find(args.front());
       if (sub != kSubcommands.end()) {
         command = sub->first;
-        return check_stdout(sub->second({args.begin() + 1, args.end()}));
+        return deliver(sub->second({args.begin() + 1, args.end()}));
       }
     }
-    return check_stdout(pagh_mm::run_multiply(args));
+    return deliver(pagh_mm::run_multiply(args));
   } catch (...) {
+    std::cout.rdbuf(standard_output);
     std::fflush(stdout);
     return pagh_mm::report_failure(std::current_exception(), command);
   }

@@ -12,11 +12,13 @@
 #include "commands.hpp"
 #include "inputs.hpp"
 #include "matrix_io/write.hpp"
+#include "multiply_memory.hpp"
 #include "multiply_options.hpp"
 #include "output_files.hpp"
 #include "pagh/error.hpp"
 #include "progress.hpp"
 #include "reports.hpp"
+#include "resource_plan.hpp"
 #include "sketch_answers.hpp"
 #include "sketch/params.hpp"
 #include "version.hpp"
@@ -41,6 +43,13 @@ void check_dense_fits(const char* option, std::int64_t m, std::int64_t p, int co
   if (bytes > kDenseLimitBytes)
     usage_error(option, std::string(what) + " of the " + std::to_string(m) + " x " + std::to_string(p) + " product needs " +
                             gib(bytes) + ", more than the " + gib(kDenseLimitBytes) + " limit; use --top or --threshold");
+}
+
+// Only precisions wider than the one chosen can help; fp64 has none.
+std::string wider_precision_advice(fwht::DType chosen) {
+  if (chosen == fwht::DType::f64) return " (scale the inputs down)";
+  if (chosen == fwht::DType::f32) return " (use fp64, or scale the inputs down)";
+  return " (use fp32 or fp64, or scale the inputs down)";
 }
 
 InputSummary summarize(const InputMatrix& m) {
@@ -112,6 +121,7 @@ int run_multiply(const std::vector<std::string>& args) {
   if (!parsed) return 0;
   const MultiplyOptions& o = *parsed;
   const Diagnostics& diag = o.diagnostics;
+  check_threads_can_start(o.sketch.params.threads, "--threads");
 
   // Fail fast, before reading anything: the backend (69), then the outputs (73).
   BackendSelection selection = select_backend(o.sketch.backend, o.sketch.params.threads);
@@ -154,13 +164,13 @@ int run_multiply(const std::vector<std::string>& args) {
                    static_cast<long long>(m->stored_entries()));
 
   progress.stage(++stage, stages, "sketching");
-  const pagh::CompressedProduct product = backend.compress(a.data, b.data, o.sketch.params);
+  const pagh::CompressedProduct product = compress_within_memory(backend, a, b, o);
   report.product = &product;
   // Storage precisions narrower than the data overflow to inf/NaN; say so instead of printing NaN.
   if (!std::isfinite(product.frobenius_estimate()))
     throw CliError(ExitCode::data, "--precision " + precision_name(o.sketch.params.precision),
                    "the sketch overflowed: the transformed values of these inputs exceed the range of " +
-                       precision_name(o.sketch.params.precision) + " (use fp32 or fp64, or scale the inputs down)");
+                       precision_name(o.sketch.params.precision) + wider_precision_advice(o.sketch.params.precision));
   if (diag.verbose()) {
     const auto& ct = product.timings();
     std::fprintf(stderr, "pagh-mm: sketch %s; inner indices transformed %lld, direct %lld, empty %lld\n",

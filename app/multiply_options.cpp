@@ -76,7 +76,7 @@ std::optional<MultiplyOptions> parse_multiply_options(const std::vector<std::str
   o.sketch = read_sketch_settings(vm);
   o.diagnostics = read_diagnostics(vm);
   if (vm.count("top")) {
-    o.top = static_cast<std::size_t>(parse_integer("--top", vm["top"].as<std::string>(), 1, std::int64_t{1} << 40));
+    o.top = static_cast<std::size_t>(parse_integer("--top", vm["top"].as<std::string>(), 1, kMaxReportedEntries));
     o.top_given = true;
   }
   if (vm.count("threshold")) o.threshold = parse_non_negative_number("--threshold", vm["threshold"].as<std::string>());

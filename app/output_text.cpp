@@ -1,5 +1,6 @@
 // The text rendering of results: aligned, 1-based, for people. Numbers use %g with enough digits to
 // tell estimates apart; exact values of integer products print as integers.
+#include <algorithm>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -56,7 +57,10 @@ std::string describe_sketch(const pagh::CompressedProduct& product) {
   // Name the padding only when it is what chose b (not an explicit --buckets).
   pagh::SketchParams by_pad = p;
   by_pad.buckets = 0;
-  if (p.pad > 0 && pagh::sketch_length(product.rows(), product.cols(), by_pad) == product.buckets())
+  // With an explicit b, pad * max(m, p) may exceed the largest sketch: then the pad did not choose b
+  // (and sketch_length would refuse it; describing a valid sketch must not fail).
+  const double by_pad_length = p.pad * static_cast<double>(std::max(product.rows(), product.cols()));
+  if (p.pad > 0 && by_pad_length <= 4294967296.0 && pagh::sketch_length(product.rows(), product.cols(), by_pad) == product.buckets())
     text += " (pad " + number(p.pad) + ")";
   return text + ", d = " + std::to_string(product.repetitions()) + " sketches, seed " + std::to_string(p.seed) + ", " +
          precision_name(p.precision) + ", " + algorithm_name(p.algorithm) + ", stabilization " +

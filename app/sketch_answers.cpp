@@ -6,6 +6,7 @@
 
 #include "cli_error.hpp"
 #include "pagh/error.hpp"
+#include "resource_plan.hpp"
 
 namespace pagh_mm {
 
@@ -13,8 +14,11 @@ pagh::CompressedProduct load_sketch(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw CliError(ExitCode::no_input, path, "cannot open sketch: it is a directory");
   if (!std::filesystem::exists(path, ec)) throw CliError(ExitCode::no_input, path, "cannot open sketch: no such file");
+  const AvailableMemory available = available_memory();
   try {
-    return pagh::CompressedProduct::load(path);
+    return pagh::CompressedProduct::load(path, {.max_bytes = available.bytes});
+  } catch (const pagh::MemoryLimitExceeded& e) {
+    refuse_memory(ExitCode::os_error, path, static_cast<double>(e.needed_bytes()), available);
   } catch (const pagh::Error& e) {
     // "pagh::CompressedProduct::load: <path>: <reason>": report "<path>: <reason>".
     std::string reason = e.what();

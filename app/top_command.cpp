@@ -47,7 +47,7 @@ int run_top(const std::vector<std::string>& args) {
   if (paths.size() != 1) usage_error("top", "expected one sketch file, got " + std::to_string(paths.size()));
   Selection selection;
   selection.k = 10;
-  if (vm.count("top")) selection.k = static_cast<std::size_t>(parse_integer("-k", vm["top"].as<std::string>(), 1, std::int64_t{1} << 40));
+  if (vm.count("top")) selection.k = static_cast<std::size_t>(parse_integer("-k", vm["top"].as<std::string>(), 1, kMaxReportedEntries));
   if (vm.count("threshold")) {
     selection.kind = Selection::Kind::threshold;
     selection.threshold = parse_non_negative_number("--threshold", vm["threshold"].as<std::string>());

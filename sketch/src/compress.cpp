@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "fwht/fwht.hpp"
+#include "compress_memory.hpp"
 #include "hybrid_rule.hpp"
 #include "pagh/error.hpp"
 
@@ -112,6 +113,21 @@ SparseLines columns_of_sparse(const Eigen::SparseMatrix<Scalar>& M) {
 template <class Scalar>
 SparseLines rows_of_sparse(const Eigen::SparseMatrix<Scalar>& M) {
   return lines_of_sparse(Eigen::SparseMatrix<Scalar, Eigen::RowMajor>(M));
+}
+
+// What arranging the inputs into lines allocates: B transposed and a nonzero count per line (dense);
+// an (index, value) pair per nonzero of each, the row-major copy of B while converting, and the line
+// starts (sparse).
+template <class Scalar>
+double dense_lines_bytes(const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>& A,
+                         const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>& B) {
+  return static_cast<double>(B.size()) * sizeof(Scalar) + static_cast<double>(A.cols() + B.rows()) * sizeof(index);
+}
+template <class Scalar>
+double sparse_lines_bytes(const Eigen::SparseMatrix<Scalar>& A, const Eigen::SparseMatrix<Scalar>& B) {
+  const double nnz = static_cast<double>(A.nonZeros()) + static_cast<double>(B.nonZeros());
+  return nnz * (sizeof(index) + sizeof(double)) + static_cast<double>(B.nonZeros()) * (sizeof(Scalar) + sizeof(int)) +
+         static_cast<double>(A.cols() + B.rows() + 2) * sizeof(index);
 }
 
 double elapsed_ms(std::chrono::steady_clock::time_point since) {
@@ -265,9 +281,26 @@ class Engine {
   index pairs_per_batch_ = 1;
 };
 
+std::string planned_what(index buckets, const SketchParams& params) {
+  return "the sketch (d = " + std::to_string(params.repetitions) + ", b = " + std::to_string(buckets) +
+         ") with its hash tables and working buffers";
+}
+
+// Before the inputs are rearranged into lines: their copies plus the least the sketch itself needs
+// (the d sketches and the summed spectrum), so that an impossible request fails before any copy.
+void check_memory_before_lines(index m, index p, double lines_bytes, const SketchParams& params) {
+  if (params.max_memory_bytes == 0 || params.repetitions < 1) return;
+  const index buckets = sketch_length(m, p, params);
+  const double d = params.repetitions;
+  compress_memory::check(lines_bytes + compress_memory::table_bytes(m, p, params.repetitions) +
+                             d * static_cast<double>(buckets) * (8 + compress_memory::accumulator_bytes(params.precision)),
+                         params, kWhere, planned_what(buckets, params));
+}
+
+// lines_bytes: what arranging the inputs into lines allocated (compress_memory's plan counts it).
 template <class LinesA, class LinesB>
 CompressedProduct compress_lines(const LinesA& a, const LinesB& b, index m, index p, index K, const SketchParams& params,
-                                 std::chrono::steady_clock::time_point start) {
+                                 double lines_bytes, std::chrono::steady_clock::time_point start) {
   const index buckets = sketch_length(m, p, params);
   if (params.repetitions < 1) throw Error(kWhere, "repetitions = " + std::to_string(params.repetitions) + " must be at least 1");
   if (params.threads < 0) throw Error(kWhere, "threads = " + std::to_string(params.threads) + " is negative");
@@ -276,6 +309,12 @@ CompressedProduct compress_lines(const LinesA& a, const LinesB& b, index m, inde
   // Validate the FWHT options once, with a clear message, before any work.
   fwht::Plan({.n = buckets}, params.precision,
              {.stabilization = params.stabilization, .algorithm = params.algorithm, .compute = params.compute, .threads = 1});
+
+  const int threads = params.threads > 0 ? params.threads : omp_get_max_threads();
+  compress_memory::check(lines_bytes + compress_memory::table_bytes(m, p, params.repetitions) +
+                             compress_memory::engine_bytes(a, b, K, buckets, params, threads, std::min<index>(K, kPartitions),
+                                                           kBatchBytes),
+                         params, kWhere, planned_what(buckets, params));
 
   CompressTimings timings;
   const auto hash_start = std::chrono::steady_clock::now();
@@ -321,23 +360,31 @@ CompressedProduct compress(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B, c
   const auto start = std::chrono::steady_clock::now();
   check_inner_dimensions(A.rows(), A.cols(), B.rows(), B.cols(), kWhere);
   const int threads = params.threads > 0 ? params.threads : omp_get_max_threads();
-  return compress_lines(columns_of(A, threads), rows_of(B, threads), A.rows(), B.cols(), A.cols(), params, start);
+  const double lines_bytes = dense_lines_bytes(A, B);
+  check_memory_before_lines(A.rows(), B.cols(), lines_bytes, params);
+  return compress_lines(columns_of(A, threads), rows_of(B, threads), A.rows(), B.cols(), A.cols(), params, lines_bytes, start);
 }
 CompressedProduct compress(const Eigen::MatrixXf& A, const Eigen::MatrixXf& B, const SketchParams& params) {
   const auto start = std::chrono::steady_clock::now();
   check_inner_dimensions(A.rows(), A.cols(), B.rows(), B.cols(), kWhere);
   const int threads = params.threads > 0 ? params.threads : omp_get_max_threads();
-  return compress_lines(columns_of(A, threads), rows_of(B, threads), A.rows(), B.cols(), A.cols(), params, start);
+  const double lines_bytes = dense_lines_bytes(A, B);
+  check_memory_before_lines(A.rows(), B.cols(), lines_bytes, params);
+  return compress_lines(columns_of(A, threads), rows_of(B, threads), A.rows(), B.cols(), A.cols(), params, lines_bytes, start);
 }
 CompressedProduct compress(const Eigen::SparseMatrix<double>& A, const Eigen::SparseMatrix<double>& B, const SketchParams& params) {
   const auto start = std::chrono::steady_clock::now();
   check_inner_dimensions(A.rows(), A.cols(), B.rows(), B.cols(), kWhere);
-  return compress_lines(columns_of_sparse(A), rows_of_sparse(B), A.rows(), B.cols(), A.cols(), params, start);
+  const double lines_bytes = sparse_lines_bytes(A, B);
+  check_memory_before_lines(A.rows(), B.cols(), lines_bytes, params);
+  return compress_lines(columns_of_sparse(A), rows_of_sparse(B), A.rows(), B.cols(), A.cols(), params, lines_bytes, start);
 }
 CompressedProduct compress(const Eigen::SparseMatrix<float>& A, const Eigen::SparseMatrix<float>& B, const SketchParams& params) {
   const auto start = std::chrono::steady_clock::now();
   check_inner_dimensions(A.rows(), A.cols(), B.rows(), B.cols(), kWhere);
-  return compress_lines(columns_of_sparse(A), rows_of_sparse(B), A.rows(), B.cols(), A.cols(), params, start);
+  const double lines_bytes = sparse_lines_bytes(A, B);
+  check_memory_before_lines(A.rows(), B.cols(), lines_bytes, params);
+  return compress_lines(columns_of_sparse(A), rows_of_sparse(B), A.rows(), B.cols(), A.cols(), params, lines_bytes, start);
 }
 
 }  // namespace pagh

@@ -4,6 +4,7 @@
 #include <curand.h>
 
 #include <bit>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -27,13 +28,25 @@ struct GeneratorDeleter {
 HashTables draw_hash_tables(std::uint64_t seed, int repetitions, std::int64_t m, std::int64_t p, std::int64_t buckets) {
   if (!fwht::is_power_of_two(buckets) || buckets > (std::int64_t{1} << 32))
     throw Error("pagh::draw_hash_tables", "sketch length " + std::to_string(buckets) + " is not a power of two <= 2^32");
-  if (repetitions < 1 || m < 0 || p < 0) throw Error("pagh::draw_hash_tables", "invalid dimensions or repetitions");
+  if (repetitions < 1 || m < 0 || p < 0)
+    throw Error("pagh::draw_hash_tables", "invalid dimensions " + std::to_string(m) + " x " + std::to_string(p) +
+                                              " or repetitions " + std::to_string(repetitions));
+  // Every size below is a product of these numbers: refuse those whose products would overflow
+  // (they could never be allocated anyway) instead of sizing the tables from a wrapped value.
+  std::int64_t rep_words_signed = 0, table_a = 0, table_b = 0, generator_end = 0;
+  if (__builtin_add_overflow(m, p, &rep_words_signed) || __builtin_mul_overflow(rep_words_signed, 2, &rep_words_signed) ||
+      __builtin_mul_overflow(m, repetitions, &table_a) || __builtin_mul_overflow(p, repetitions, &table_b) ||
+      __builtin_mul_overflow(rep_words_signed, repetitions, &generator_end) ||
+      static_cast<std::uint64_t>(table_a) > SIZE_MAX / sizeof(std::uint32_t) ||
+      static_cast<std::uint64_t>(table_b) > SIZE_MAX / sizeof(std::uint32_t))
+    throw Error("pagh::draw_hash_tables", "tables for " + std::to_string(m) + " x " + std::to_string(p) + " and " +
+                                              std::to_string(repetitions) + " repetitions are too large to index");
   HashTables tables;
   tables.m = m, tables.p = p, tables.buckets = buckets, tables.repetitions = repetitions;
-  const auto rep_words = static_cast<std::size_t>(2 * (m + p));
-  tables.bucket_a.resize(static_cast<std::size_t>(repetitions * m));
+  const auto rep_words = static_cast<std::size_t>(rep_words_signed);
+  tables.bucket_a.resize(static_cast<std::size_t>(table_a));
   tables.sign_a.resize(tables.bucket_a.size());
-  tables.bucket_b.resize(static_cast<std::size_t>(repetitions * p));
+  tables.bucket_b.resize(static_cast<std::size_t>(table_b));
   tables.sign_b.resize(tables.bucket_b.size());
   if (rep_words == 0) return tables;
 

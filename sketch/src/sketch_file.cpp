@@ -10,6 +10,7 @@
 //   88      f64 sketches[repetitions * buckets]
 //   end-8   u64 FNV-1a checksum of every byte before it
 // The hash tables are redrawn from the seed on load (hashing.hpp defines them exactly).
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -20,6 +21,8 @@
 
 #include "pagh/error.hpp"
 #include "sketch/compressed_product.hpp"
+#include "bounded_file.hpp"
+#include "sketch_file_header.hpp"
 
 namespace pagh {
 namespace {
@@ -85,42 +88,46 @@ void CompressedProduct::save(const std::string& path) const {
   }
 }
 
-CompressedProduct CompressedProduct::load(const std::string& path) {
+CompressedProduct CompressedProduct::load(const std::string& path, const LoadLimits& limits) {
+  // Read with bounds: the magic before anything else, then the header, then exactly the payload the
+  // validated header claims, so that a device or an endless pipe is never read until memory runs out.
   const char* where = "pagh::CompressedProduct::load";
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(where, path + ": cannot open file");
-  std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (bytes.size() < kHeaderBytes + 8 || std::memcmp(bytes.data(), kMagic, 8) != 0)
-    throw Error(where, path + ": not a pagh sketch file");
-  std::size_t at = 8;
-  const auto version = get<std::uint32_t>(bytes, at);
-  if (version != kVersion) throw Error(where, path + ": unsupported format version " + std::to_string(version));
-  if (get<std::uint32_t>(bytes, at) != kByteOrder) throw Error(where, path + ": written with another byte order");
-  const auto rows = get<std::int64_t>(bytes, at), cols = get<std::int64_t>(bytes, at);
-  const auto inner = get<std::int64_t>(bytes, at), buckets = get<std::int64_t>(bytes, at);
-  SketchParams params;
-  params.repetitions = get<std::int32_t>(bytes, at);
-  params.precision = static_cast<fwht::DType>(get<std::int32_t>(bytes, at));
-  params.stabilization = static_cast<fwht::Stabilization>(get<std::int32_t>(bytes, at));
-  params.algorithm = static_cast<fwht::Algorithm>(get<std::int32_t>(bytes, at));
-  params.compute = static_cast<fwht::Compute>(get<std::int32_t>(bytes, at));
-  params.hybrid = static_cast<HybridMode>(get<std::int32_t>(bytes, at));
-  params.pad = get<double>(bytes, at);
-  params.seed = get<std::uint64_t>(bytes, at);
-  params.buckets = buckets;
-  if (rows < 0 || cols < 0 || inner < 0 || !fwht::is_power_of_two(buckets) || buckets > (std::int64_t{1} << 32) ||
-      params.repetitions < 1 || params.repetitions > 1024)
-    throw Error(where, path + ": corrupt header");
-  // The size must match exactly before anything is allocated from the header's numbers.
-  const auto payload = static_cast<unsigned long long>(buckets) * static_cast<unsigned long long>(params.repetitions) * 8ull;
-  if (bytes.size() != kHeaderBytes + payload + 8) throw Error(where, path + ": truncated or oversized file");
-  std::size_t end = bytes.size() - 8;
-  std::size_t check_at = end;
-  if (get<std::uint64_t>(bytes, check_at) != fnv1a(bytes.data(), end)) throw Error(where, path + ": checksum mismatch (corrupt file)");
-  std::vector<double> sketches(static_cast<std::size_t>(payload / 8));
-  std::memcpy(sketches.data(), bytes.data() + kHeaderBytes, payload);
-  HashTables tables = draw_hash_tables(params.seed, params.repetitions, rows, cols, buckets);
-  return CompressedProduct(rows, cols, inner, params, std::move(tables), std::move(sketches));
+  const auto fail = [&](const std::string& reason) -> void { throw Error(where, path + ": " + reason); };
+  BoundedFile in(path, where);
+  unsigned char header_bytes[sketch_file::kHeaderBytes];
+  const std::size_t magic_got = in.read(header_bytes, sketch_file::kMagicBytes);
+  if (!sketch_file::has_magic({header_bytes, magic_got})) fail("not a pagh sketch file");
+  const std::size_t header_got = magic_got + in.read(header_bytes + magic_got, sizeof header_bytes - magic_got);
+  const sketch_file::Header header = sketch_file::parse_header({header_bytes, header_got}, path, where);
+  // A regular file's size is known before its payload is read: it must be exactly what the header claims.
+  if (in.size() && *in.size() != header.file_bytes())
+    fail("truncated or oversized file: the header claims " + std::to_string(header.file_bytes()) + " bytes, the file has " +
+         std::to_string(*in.size()));
+  if (header.loaded_bytes() > limits.max_bytes)
+    throw MemoryLimitExceeded(where, path + ": the " + std::to_string(header.rows) + " x " + std::to_string(header.cols) +
+                                         " product's sketch (d = " + std::to_string(header.params.repetitions) +
+                                         ", b = " + std::to_string(header.params.buckets) + ") with its hash tables",
+                              header.loaded_bytes(), limits.max_bytes);
+
+  std::vector<double> sketches(static_cast<std::size_t>(header.payload_bytes() / sizeof(double)));
+  auto* payload = reinterpret_cast<unsigned char*>(sketches.data());
+  std::uint64_t stored_checksum = 0;
+  unsigned char extra = 0;
+  if (in.read(payload, header.payload_bytes()) != header.payload_bytes() ||
+      in.read(reinterpret_cast<unsigned char*>(&stored_checksum), sizeof stored_checksum) != sizeof stored_checksum)
+    fail("truncated file");
+  if (in.read(&extra, 1) != 0) fail("oversized file: more data follows the checksum");
+  const std::uint64_t computed =
+      sketch_file::checksum({payload, header.payload_bytes()}, sketch_file::checksum({header_bytes, sketch_file::kHeaderBytes}));
+  if (stored_checksum != computed) fail("checksum mismatch (corrupt file)");
+  // compress() never stores inf or NaN (the command refuses an overflowed sketch); a NaN would rank
+  // first in every query.
+  for (std::size_t h = 0; h < sketches.size(); ++h)
+    if (!std::isfinite(sketches[h]))
+      fail("sketch " + std::to_string(h / static_cast<std::size_t>(header.params.buckets) + 1) + " holds a non-finite value");
+  HashTables tables = draw_hash_tables(header.params.seed, header.params.repetitions, header.rows, header.cols,
+                                       header.params.buckets);
+  return CompressedProduct(header.rows, header.cols, header.inner, header.params, std::move(tables), std::move(sketches));
 }
 
 }  // namespace pagh

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sketch/hashing.hpp"
+#include "sketch/memory_limit.hpp"
 #include "sketch/params.hpp"
 #include "sketch/too_many_entries.hpp"
 
@@ -66,7 +67,10 @@ class CompressedProduct {
   // Versioned binary file: header (dimensions, parameters, seed), the sketches, and a checksum;
   // the hash tables are redrawn from the seed on load. Written atomically (temporary + rename).
   void save(const std::string& path) const;
-  static CompressedProduct load(const std::string& path);
+  // load() validates every header field and the file's size before reading the sketches, refuses
+  // non-finite sketch values, and throws MemoryLimitExceeded (before allocating) when the loaded
+  // product would need more than limits.max_bytes; any other problem throws pagh::Error.
+  static CompressedProduct load(const std::string& path, const LoadLimits& limits = {});
 
  private:
   // The d single estimates of row i against every column, written to out[t * cols + j].

@@ -25,6 +25,11 @@ struct SketchParams {
   fwht::Compute compute = fwht::Compute::f32;  // f16/bf16 only, as in fwht::Options
   int threads = 0;                // 0 = all hardware threads; results do not depend on it
   HybridMode hybrid = HybridMode::automatic;
+  // The most memory compress() may allocate (the sketches, the hash tables, per-partition and
+  // per-thread buffers, rearranged copies of the inputs); 0 = no limit. Checked from the shapes
+  // before any of it is allocated: a larger plan throws MemoryLimitExceeded (memory_limit.hpp).
+  // Only the CPU engine (compress.hpp) checks it; pagh::cuda::compress ignores it.
+  std::uint64_t max_memory_bytes = 0;
 };
 
 // The sketch length b for an m x p product; throws pagh::Error for invalid parameters.
