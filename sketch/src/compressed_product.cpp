@@ -8,30 +8,16 @@
 #include <cmath>
 #include <string>
 
+#include "entry_ranking.hpp"
 #include "pagh/error.hpp"
 
 namespace pagh {
 namespace {
 
+using detail::summarize;
 using index = std::int64_t;
 // Below this many entries a query runs on one thread (a parallel region costs more than it saves).
 constexpr double kParallelEntries = 1 << 16;
-
-// Order of "larger" entries: |value| descending, then row, then column ascending (deterministic).
-bool ranks_before(const Entry& x, const Entry& y) {
-  const double ax = std::fabs(x.value), ay = std::fabs(y.value);
-  if (ax != ay) return ax > ay;
-  if (x.row != y.row) return x.row < y.row;
-  return x.col < y.col;
-}
-
-// The entry (i, j) from its d single estimates (reordered): median and half the range.
-Entry summarize(std::int64_t i, std::int64_t j, std::span<double> single) {
-  const auto [lo, hi] = std::minmax_element(single.begin(), single.end());
-  Entry e{i, j, 0.0, 0.5 * (*hi - *lo)};
-  e.value = median_of(single);  // sorts `single`: after the range is taken
-  return e;
-}
 
 // Gathers column j's d single estimates from row_estimates() output into `single`.
 void gather(const std::vector<double>& row, std::int64_t cols, std::int64_t j, std::vector<double>& single) {
@@ -53,9 +39,11 @@ CompressedProduct::CompressedProduct(std::int64_t rows, std::int64_t cols, std::
       timings_(timings) {
   if (sketches_.size() != static_cast<std::size_t>(tables_.buckets * tables_.repetitions))
     throw Error("pagh::CompressedProduct", "sketch storage does not match d * b");
+  // In long double up to the square root: sketch values beyond 1e154 still have a finite norm.
   long double sum = 0;
   for (double c : sketches_) sum += static_cast<long double>(c) * c;
-  frobenius_ = std::sqrt(static_cast<double>(sum / tables_.repetitions));
+  finite_ = std::isfinite(sum);  // an inf or NaN value makes the sum inf or NaN
+  frobenius_ = static_cast<double>(std::sqrt(sum / tables_.repetitions));
 }
 
 std::span<const double> CompressedProduct::sketch(int t) const {
@@ -118,40 +106,29 @@ Eigen::MatrixXd CompressedProduct::decompress(std::size_t max_bytes) const {
   return out;
 }
 
-std::vector<Entry> CompressedProduct::top_k(std::size_t k) const {
+std::vector<Entry> CompressedProduct::top_k_exhaustive(std::size_t k) const {
   std::vector<Entry> all;
   if (k == 0 || rows_ == 0 || cols_ == 0) return all;
   const int d = repetitions();
 #pragma omp parallel if (static_cast<double>(rows_) * static_cast<double>(cols_) > kParallelEntries)
   {
-    std::vector<Entry> heap;  // the best k seen by this thread; heap.front() is the weakest
+    detail::BestK best(k);  // the best k seen by this thread
     std::vector<double> row, single(static_cast<std::size_t>(d));
 #pragma omp for schedule(dynamic, 16)
     for (index i = 0; i < rows_; ++i) {
       row_estimates(i, row);
       for (index j = 0; j < cols_; ++j) {
         gather(row, cols_, j, single);
-        const Entry e = summarize(i, j, single);
-        if (heap.size() < k) {
-          heap.push_back(e);
-          std::push_heap(heap.begin(), heap.end(), ranks_before);
-        } else if (ranks_before(e, heap.front())) {
-          std::pop_heap(heap.begin(), heap.end(), ranks_before);
-          heap.back() = e;
-          std::push_heap(heap.begin(), heap.end(), ranks_before);
-        }
+        best.offer(summarize(i, j, single));
       }
     }
 #pragma omp critical(pagh_top_k_merge)
-    all.insert(all.end(), heap.begin(), heap.end());
+    all.insert(all.end(), best.kept().begin(), best.kept().end());
   }
-  std::sort(all.begin(), all.end(), ranks_before);
-  if (all.size() > k) all.resize(k);
-  return all;
+  return detail::best_of(std::move(all), k);
 }
 
-std::vector<Entry> CompressedProduct::above(double threshold, std::size_t max_entries) const {
-  if (!(threshold >= 0)) throw Error("pagh::CompressedProduct::above", "threshold must be a non-negative number");
+std::vector<Entry> CompressedProduct::above_exhaustive(double threshold, std::size_t max_entries) const {
   const int d = repetitions();
   const int threads = static_cast<double>(rows_) * static_cast<double>(cols_) > kParallelEntries ? omp_get_max_threads() : 1;
   std::vector<std::vector<Entry>> found(static_cast<std::size_t>(threads));

@@ -10,18 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "sketch/entry.hpp"
 #include "sketch/hashing.hpp"
 #include "sketch/memory_limit.hpp"
 #include "sketch/params.hpp"
+#include "sketch/recovery.hpp"
 #include "sketch/too_many_entries.hpp"
 
 namespace pagh {
-
-struct Entry {
-  std::int64_t row = 0, col = 0;
-  double value = 0;   // the estimate (median of the d single estimates)
-  double spread = 0;  // half the range of the d single estimates: a per-entry error bar
-};
 
 // Wall-clock times of compress(), in milliseconds, and how many k took each path.
 struct CompressTimings {
@@ -56,13 +52,15 @@ class CompressedProduct {
 
   // The whole m x p estimate; throws pagh::Error if it would need more than max_bytes.
   Eigen::MatrixXd decompress(std::size_t max_bytes = std::size_t{8} << 30) const;
-  // The k entries of largest |estimate| (ties: smaller row, then column), streaming over rows in
-  // parallel with O(k) memory per thread.
-  std::vector<Entry> top_k(std::size_t k) const;
+  // The k entries of largest |estimate| (ties: smaller row, then column). The answer is the same
+  // whichever Recovery runs (recovery.hpp): by default candidates come from the heavy buckets and
+  // the cost follows d * b and k, not m * p.
+  std::vector<Entry> top_k(std::size_t k, Recovery how = Recovery::automatic, RecoveryStats* stats = nullptr) const;
   // Entries with |estimate| >= threshold, in row-major order; throws TooManyEntries if more than
   // max_entries qualify (so a low threshold cannot exhaust memory), pagh::Error for a threshold
   // that is negative or NaN.
-  std::vector<Entry> above(double threshold, std::size_t max_entries = std::size_t{1} << 26) const;
+  std::vector<Entry> above(double threshold, std::size_t max_entries = std::size_t{1} << 26, Recovery how = Recovery::automatic,
+                           RecoveryStats* stats = nullptr) const;
 
   // Versioned binary file: header (dimensions, parameters, seed), the sketches, and a checksum;
   // the hash tables are redrawn from the seed on load. Written atomically (temporary + rename).
@@ -73,8 +71,12 @@ class CompressedProduct {
   static CompressedProduct load(const std::string& path, const LoadLimits& limits = {});
 
  private:
+  class Recoverer;  // heavy_buckets.cpp
   // The d single estimates of row i against every column, written to out[t * cols + j].
   void row_estimates(std::int64_t i, std::vector<double>& out) const;
+  // The oracle: every one of the m * p estimates is evaluated (streaming over rows in parallel).
+  std::vector<Entry> top_k_exhaustive(std::size_t k) const;
+  std::vector<Entry> above_exhaustive(double threshold, std::size_t max_entries) const;
 
   std::int64_t rows_, cols_, inner_;
   SketchParams params_;
@@ -82,6 +84,7 @@ class CompressedProduct {
   std::vector<double> sketches_;
   CompressTimings timings_;
   double frobenius_ = 0;
+  bool finite_ = true;  // every sketch value finite (heavy-bucket recovery needs it)
 };
 
 // Median of a small array (reorders it); the mean of the two middle values for even sizes.

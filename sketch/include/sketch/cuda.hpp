@@ -84,9 +84,12 @@ class DeviceProduct {
   // Queries computed on the device with the CompressedProduct semantics (median of the d single
   // estimates; ties by row, then column); only the answer is copied back. The kernels hold up to
   // 64 repetitions; with more, the same answers come from a host copy (queries_on_device() false).
+  // top_k and above recover heavy buckets as on the host (sketch/recovery.hpp): no pass over the
+  // m * p entries unless the scan is cheaper or asked for.
   bool queries_on_device() const;
-  std::vector<Entry> top_k(std::size_t k) const;
-  std::vector<Entry> above(double threshold, std::size_t max_entries = std::size_t{1} << 26) const;
+  std::vector<Entry> top_k(std::size_t k, Recovery how = Recovery::automatic, RecoveryStats* stats = nullptr) const;
+  std::vector<Entry> above(double threshold, std::size_t max_entries = std::size_t{1} << 26, Recovery how = Recovery::automatic,
+                           RecoveryStats* stats = nullptr) const;
   Eigen::MatrixXd decompress(std::size_t max_bytes = std::size_t{8} << 30) const;
   double frobenius_estimate() const;
   double sigma() const;

@@ -22,11 +22,11 @@ constexpr int kThreads = 256;
 
 // The entries (value and error bar) of the given row-major indices.
 template <int D>
-__global__ void entries_at(ProductView v, std::int64_t n, const std::int64_t* idx, DeviceEntry* out) {
+__global__ void entries_at(ProductView v, std::int64_t n, const std::int64_t* idx, Entry* out) {
   for (std::int64_t t = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; t < n; t += std::int64_t{gridDim.x} * blockDim.x) {
     const std::int64_t i = idx[t] / v.cols, j = idx[t] % v.cols;
     const detail::Estimate e = estimate_entry<D>(v, i, j);
-    out[t] = DeviceEntry{i, j, e.value, e.spread};
+    out[t] = Entry{i, j, e.value, e.spread};
   }
 }
 
@@ -52,10 +52,10 @@ struct AtLeast {
 };
 
 // Computes the entries at n device indices and copies them to the end of `out`.
-void append_entries(const ProductView& view, const std::int64_t* idx, std::int64_t n, std::vector<DeviceEntry>& out,
+void append_entries(const ProductView& view, const std::int64_t* idx, std::int64_t n, std::vector<Entry>& out,
                     cudaStream_t stream, const char* where) {
   if (n == 0) return;
-  DeviceArray<DeviceEntry> entries(static_cast<std::size_t>(n), "entries");
+  DeviceArray<Entry> entries(static_cast<std::size_t>(n), "entries");
   detail::with_repetitions(view.repetitions, [&](auto d) {
     entries_at<decltype(d)::value><<<blocks_for(n, kThreads), kThreads, 0, stream>>>(view, n, idx, entries.data());
   });
@@ -74,6 +74,13 @@ void check_device_repetitions(int repetitions, const char* where) {
                            std::to_string(repetitions) + " (use to_host() and query the host object)");
 }
 
+std::vector<Entry> device_entries_at(const ProductView& view, const std::int64_t* idx, std::int64_t n, cudaStream_t stream) {
+  std::vector<Entry> out;
+  out.reserve(static_cast<std::size_t>(n));
+  append_entries(view, idx, n, out, stream, "pagh::cuda::DeviceProduct entries");
+  return out;
+}
+
 TopIndices device_top_k_indices(const ProductView& view, std::size_t k, cudaStream_t stream) {
   constexpr const char* kWhere = "pagh::cuda::DeviceProduct::top_k";
   check_device_repetitions(view.repetitions, kWhere);
@@ -84,8 +91,8 @@ TopIndices device_top_k_indices(const ProductView& view, std::size_t k, cudaStre
   return top;
 }
 
-std::vector<DeviceEntry> device_top_k(const ProductView& view, std::size_t k, cudaStream_t stream) {
-  std::vector<DeviceEntry> out;
+std::vector<Entry> device_top_k(const ProductView& view, std::size_t k, cudaStream_t stream) {
+  std::vector<Entry> out;
   if (k == 0 || view.rows == 0 || view.cols == 0) return out;
   const TopIndices top = device_top_k_indices(view, k, stream);
   out.reserve(top.count);
@@ -94,11 +101,11 @@ std::vector<DeviceEntry> device_top_k(const ProductView& view, std::size_t k, cu
   return out;
 }
 
-std::vector<DeviceEntry> device_above(const ProductView& view, double threshold, std::size_t max_entries,
+std::vector<Entry> device_above(const ProductView& view, double threshold, std::size_t max_entries,
                                       cudaStream_t stream) {
   constexpr const char* kWhere = "pagh::cuda::DeviceProduct::above";
   if (!(threshold >= 0)) throw Error(kWhere, "threshold must be a non-negative number");
-  std::vector<DeviceEntry> out;
+  std::vector<Entry> out;
   const std::int64_t total = view.rows * view.cols;
   if (total == 0) return out;
   check_device_repetitions(view.repetitions, kWhere);

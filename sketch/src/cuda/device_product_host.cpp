@@ -13,13 +13,6 @@
 namespace pagh::cuda {
 namespace {
 
-std::vector<Entry> to_entries(const std::vector<DeviceEntry>& found) {
-  std::vector<Entry> out;
-  out.reserve(found.size());
-  for (const DeviceEntry& e : found) out.push_back(Entry{e.row, e.col, e.value, e.spread});
-  return out;
-}
-
 template <class T>
 DeviceArray<T> upload_vector(const std::vector<T>& host, const char* what, const char* where) {
   DeviceArray<T> device(host.size(), what);
@@ -128,16 +121,18 @@ CompressedProduct DeviceProduct::to_host() const {
 // semantics: the device answers equal the host's, tests/sketch/cuda_product_test.cpp).
 bool DeviceProduct::queries_on_device() const { return repetitions() >= 1 && repetitions() <= kMaxDeviceRepetitions; }
 
-std::vector<Entry> DeviceProduct::top_k(std::size_t k) const {
-  if (!queries_on_device()) return to_host().top_k(k);
+std::vector<Entry> DeviceProduct::top_k(std::size_t k, Recovery how, RecoveryStats* stats) const {
+  if (!queries_on_device()) return to_host().top_k(k, how, stats);
   DeviceScope scope(state_->device);
-  return to_entries(device_top_k(view_of(*state_), k, nullptr));
+  RecoveryStats local;
+  return device_recover_top_k(view_of(*state_), k, how, stats ? *stats : local, nullptr);
 }
 
-std::vector<Entry> DeviceProduct::above(double threshold, std::size_t max_entries) const {
-  if (!queries_on_device()) return to_host().above(threshold, max_entries);
+std::vector<Entry> DeviceProduct::above(double threshold, std::size_t max_entries, Recovery how, RecoveryStats* stats) const {
+  if (!queries_on_device()) return to_host().above(threshold, max_entries, how, stats);
   DeviceScope scope(state_->device);
-  return to_entries(device_above(view_of(*state_), threshold, max_entries, nullptr));
+  RecoveryStats local;
+  return device_recover_above(view_of(*state_), threshold, max_entries, how, stats ? *stats : local, nullptr);
 }
 
 Eigen::MatrixXd DeviceProduct::decompress(std::size_t max_bytes) const {

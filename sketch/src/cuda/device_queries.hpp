@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "device_memory.hpp"
+#include "sketch/entry.hpp"
+#include "sketch/recovery.hpp"
 
 namespace pagh::cuda {
 
@@ -25,12 +27,6 @@ struct ProductView {
   const std::int8_t* sign_b = nullptr;
 };
 
-// pagh::Entry without Eigen in sight (the host side converts).
-struct DeviceEntry {
-  std::int64_t row = 0, col = 0;
-  double value = 0, spread = 0;
-};
-
 // The medians are computed in registers by kernels specialized for each d up to this bound; a
 // larger d is refused with a pagh::Error (the CPU object has no such limit).
 inline constexpr int kMaxDeviceRepetitions = 64;
@@ -39,8 +35,9 @@ inline constexpr int kMaxDeviceRepetitions = 64;
 // indices), so no query ever holds more than a slab of the product on the device.
 inline constexpr std::int64_t kSlabEntries = std::int64_t{1} << 23;
 
-// The min(k, m*p) entries of largest |estimate|, ties by row then column (CompressedProduct::top_k).
-std::vector<DeviceEntry> device_top_k(const ProductView& view, std::size_t k, cudaStream_t stream);
+// The min(k, m*p) entries of largest |estimate|, ties by row then column (CompressedProduct::top_k),
+// evaluating every entry.
+std::vector<Entry> device_top_k(const ProductView& view, std::size_t k, cudaStream_t stream);
 // Row-major indices (i * cols + j) of the same entries, in the same order, left on the device:
 // the first `count` elements of `indices`. Device memory: O(k + kSlabEntries) entries.
 struct TopIndices {
@@ -48,9 +45,17 @@ struct TopIndices {
   std::size_t count = 0;
 };
 TopIndices device_top_k_indices(const ProductView& view, std::size_t k, cudaStream_t stream);
-// Entries with |estimate| >= threshold in row-major order; throws pagh::Error when more than
-// max_entries qualify.
-std::vector<DeviceEntry> device_above(const ProductView& view, double threshold, std::size_t max_entries,
+// The entries at n row-major indices (device memory), in that order.
+std::vector<Entry> device_entries_at(const ProductView& view, const std::int64_t* idx, std::int64_t n, cudaStream_t stream);
+// top_k and above with heavy-bucket recovery (heavy_buckets.cu; the exhaustive versions here are
+// its oracle and fallback).
+std::vector<Entry> device_recover_top_k(const ProductView& view, std::size_t k, Recovery how, RecoveryStats& stats,
+                                        cudaStream_t stream);
+std::vector<Entry> device_recover_above(const ProductView& view, double threshold, std::size_t max_entries, Recovery how,
+                                        RecoveryStats& stats, cudaStream_t stream);
+// Entries with |estimate| >= threshold in row-major order, evaluating every entry; throws
+// pagh::Error when more than max_entries qualify.
+std::vector<Entry> device_above(const ProductView& view, double threshold, std::size_t max_entries,
                                       cudaStream_t stream);
 // The whole estimate, column-major (Eigen's layout), into rows * cols host doubles.
 void device_decompress(const ProductView& view, double* host_out, cudaStream_t stream);
