@@ -40,7 +40,9 @@ int report_failure(std::exception_ptr failure, const std::string& command) {
   } catch (const pagh::matrix_io::MatrixMarketError& e) {
     return print(classify_read_failure(e), e.what());
   } catch (const std::bad_alloc&) {
-    return print(ExitCode::software, "out of memory (try a smaller --pad or --sketches, or --top instead of --full)");
+    // The hint names options of the main command; the other commands have none of them.
+    return print(ExitCode::software, command.empty() ? "out of memory (try a smaller --pad or --sketches, or --top instead of --full)"
+                                                     : "out of memory");
   } catch (const pagh::Error& e) {
     return print(ExitCode::software, std::string("internal error: ") + e.what());
   } catch (const std::exception& e) {

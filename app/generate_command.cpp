@@ -2,6 +2,7 @@
 // Matrix Market files, the same generators the study uses. Both files appear together or not at all.
 #include <cstdio>
 #include <iostream>
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -12,6 +13,7 @@
 #include "matrix_io/write.hpp"
 #include "output_files.hpp"
 #include "pagh/error.hpp"
+#include "resource_plan.hpp"
 #include "version.hpp"
 
 namespace pagh_mm {
@@ -50,6 +52,21 @@ const char* const kWorkloadSpecific[] = {"m", "k", "p", "planted", "planted-valu
                                          "pairs", "correlation"};
 
 constexpr std::int64_t kMaxDimension = std::int64_t{1} << 31;
+
+// Memory plans of the generators (checked before they allocate): a dense pair A (m x k), B (k x p)
+// of doubles; a sparse matrix holds about 40 bytes per entry while it is built (triplet, then
+// compressed storage).
+constexpr double kSparseEntryBytes = 40;
+double dense_pair_bytes(std::int64_t m, std::int64_t k, std::int64_t p) {
+  return 8.0 * static_cast<double>(k) * (static_cast<double>(m) + static_cast<double>(p));
+}
+
+// Entries that overflowed to infinity (a huge scale) are refused before anything is written,
+// naming the options that set their size; Matrix Market has no way to write them.
+void require_finite(const mio::DensePair& pair, const std::string& options) {
+  if (!pair.a.allFinite() || !pair.b.allFinite())
+    usage_error(options, "too large: the generated entries overflow the range of double (about 1.8e308)");
+}
 
 class Values {
  public:
@@ -139,6 +156,7 @@ int run_generate(const std::vector<std::string>& args) {
       o.a_per_row = v.count("a-per-row", o.a_per_row), o.b_per_col = v.count("b-per-col", o.b_per_col);
       o.integer_entries = integer;
       if (o.a_per_row > o.k || o.b_per_col > o.k) usage_error("--a-per-row", "--a-per-row and --b-per-col must be at most --k");
+      require_memory(kSparseEntryBytes * static_cast<double>(o.m * o.a_per_row + o.p * o.b_per_col), "generate sparse");
       const mio::SparsePair pair = mio::sparse_product(o);
       mio::write_matrix_market(staged_a, pair.a, w);
       mio::write_matrix_market(staged_b, pair.b, w);
@@ -151,21 +169,32 @@ int run_generate(const std::vector<std::string>& args) {
         o.scale = v.real("scale", o.scale), o.integer_entries = integer;
         if (o.planted > o.k || o.planted > o.m * o.p)
           usage_error("--planted", "must be at most --k and at most m*p (each planted entry owns an inner index)");
+        require_memory(dense_pair_bytes(o.m, o.k, o.p), "generate planted-dense");
         pair = mio::planted_dense(o);
+        require_finite(pair, "--scale or --planted-value");
       } else if (workload == "low-rank-sparse") {
         mio::LowRankPlusSparseOptions o;
         o.m = v.dimension("m", o.m), o.k = v.dimension("k", o.k), o.p = v.dimension("p", o.p), o.seed = seed;
         o.rank = v.dimension("rank", o.rank);
+        if (o.rank > std::min({o.m, o.k, o.p}))
+          usage_error("--rank", "must be at most min(m, k, p) = " + std::to_string(std::min({o.m, o.k, o.p})) +
+                                    " (a product of m x r and r x k factors has rank at most min(m, k, r))");
         o.sparse_density = v.real("sparse-density", o.sparse_density);
         o.sparse_scale = v.real("sparse-scale", o.sparse_scale);
         if (o.sparse_density < 0 || o.sparse_density > 1) usage_error("--sparse-density", "must be between 0 and 1");
+        // The factors U (rows x rank) and V (rank x cols) of one matrix exist beside the dense pair.
+        require_memory(dense_pair_bytes(o.m, o.k, o.p) + 8.0 * static_cast<double>(o.rank) * static_cast<double>(std::max(o.m, o.p) + o.k),
+                       "generate low-rank-sparse");
         pair = mio::low_rank_plus_sparse(o);
+        require_finite(pair, "--sparse-scale");
       } else {
         mio::SampleCovarianceOptions o;
         o.samples = v.dimension("samples", o.samples), o.features = v.dimension("features", o.features), o.seed = seed;
         o.pairs = v.count("pairs", o.pairs), o.correlation = v.real("correlation", o.correlation);
         if (2 * o.pairs > o.features) usage_error("--pairs", "needs 2 * pairs <= features (the pairs are disjoint)");
         if (o.correlation < -1 || o.correlation > 1) usage_error("--correlation", "must be between -1 and 1");
+        // X (samples x features) and the pair A = X^T, B = X.
+        require_memory(24.0 * static_cast<double>(o.samples) * static_cast<double>(o.features), "generate covariance");
         pair = mio::sample_covariance(o);
       }
       mio::write_matrix_market(staged_a, pair.a, w);

@@ -3,6 +3,7 @@
 #include <string_view>
 
 #include "cli_error.hpp"
+#include "read_limits.hpp"
 #include "matrix_io/read.hpp"
 
 namespace pagh_mm {
@@ -32,11 +33,11 @@ ExitCode classify_read_failure(const pagh::matrix_io::MatrixMarketError& error) 
 
 InputMatrix read_input(const std::string& path) {
   try {
-    auto any = pagh::matrix_io::read_matrix<double>(path);
+    auto any = pagh::matrix_io::read_matrix<double>(path, input_read_options());
     return InputMatrix{path, std::move(any.matrix)};
   } catch (const pagh::matrix_io::MatrixMarketError& e) {
     // Keep the reader's message as is: it already names the file and, for content, the line.
-    throw CliError(classify_read_failure(e), "", e.what());
+    throw CliError(classify_read_failure(e), "", without_reader_api_names(e.what()));
   }
 }
 

@@ -79,6 +79,11 @@ void refuse_memory(ExitCode code, const std::string& subject, double needed_byte
                      " available (" + available.source + ")" + advice);
 }
 
+void require_memory(double needed_bytes, const std::string& subject) {
+  const AvailableMemory available = available_memory();
+  if (needed_bytes > static_cast<double>(available.bytes)) refuse_memory(ExitCode::os_error, subject, needed_bytes, available);
+}
+
 void check_threads_can_start(int threads, const std::string& option) {
   if (threads <= static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) return;
   std::barrier all_started(threads);

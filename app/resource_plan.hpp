@@ -28,6 +28,9 @@ std::string gigabytes(double bytes);
 [[noreturn]] void refuse_memory(ExitCode code, const std::string& subject, double needed_bytes, const AvailableMemory& available,
                                 const std::string& advice = "");
 
+// Refuses (71, naming subject) when needed_bytes exceed the memory available now.
+void require_memory(double needed_bytes, const std::string& subject);
+
 // The most --threads accepts: more threads than this is never faster, only a way to exhaust the
 // process table.
 inline constexpr int kMaxThreads = 1024;

@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 
@@ -15,6 +17,14 @@ namespace {
 // Large enough that the per-block overhead (a system call, one memchr from the end) vanishes next to
 // parsing, small enough to stay in the L2/L3 cache while the parser walks it.
 constexpr std::size_t block_bytes = std::size_t{1} << 20;
+
+// Whether text could still be the start of "%%MatrixMarket" (any case, as the parser accepts it).
+bool could_be_banner(std::string_view text) {
+  constexpr std::string_view banner = "%%matrixmarket";
+  for (std::size_t i = 0; i < std::min(text.size(), banner.size()); ++i)
+    if (std::tolower(static_cast<unsigned char>(text[i])) != banner[i]) return false;
+  return true;
+}
 
 [[noreturn]] void fail_system(const std::string& name, const char* what) {
   throw MatrixMarketError(name, 0, std::string(what) + ": " + std::strerror(errno));
@@ -45,9 +55,19 @@ TextSource::TextSource(const std::filesystem::path& path) : name_(path.string())
     return;
   }
   // A pipe or device: its size is unknown until read, and the reader needs it to refuse headers
-  // that declare more entries than the input holds. Read it whole.
+  // that declare more entries than the input holds. Read it whole, within bounds: a device such as
+  // /dev/zero or an endless pipe must not be read until memory runs out. Input that does not start
+  // like a banner is not read past its first bytes (the parser then refuses it), and no more than
+  // max_stream_bytes is ever held.
   char chunk[1 << 16];
   for (;;) {
+    if (!could_be_banner(slurped_)) break;
+    if (slurped_.size() > max_stream_bytes) {
+      ::close(descriptor_);
+      descriptor_ = -1;
+      throw MatrixMarketError(name_, 0, "input larger than " + std::to_string(max_stream_bytes >> 30) +
+                                            " GiB from a pipe or device (the most read from one; save it to a regular file)");
+    }
     const ssize_t got = ::read(descriptor_, chunk, sizeof chunk);
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) {

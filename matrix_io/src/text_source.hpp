@@ -15,7 +15,10 @@ class TextSource {
   // The text is borrowed: it must outlive the source.
   TextSource(std::string_view text, std::string_view name);
   // Opens the file; throws MatrixMarketError (line 0) when it cannot be opened or read. A file that
-  // is not a regular file (a pipe, a terminal) is read whole first, so that its size is known.
+  // is not a regular file (a pipe, a terminal) is read whole first, so that its size is known;
+  // reading stops early when its first bytes cannot start a banner.
+  // At most max_stream_bytes of such input is read (more throws MatrixMarketError, line 0).
+  static constexpr std::uint64_t max_stream_bytes = std::uint64_t{1} << 30;
   explicit TextSource(const std::filesystem::path& path);
   ~TextSource();
   TextSource(const TextSource&) = delete;
