@@ -31,7 +31,7 @@ const char* to_string(BackendChoice choice) {
 }
 
 BackendSelection select_backend(BackendChoice choice, int threads) {
-  if (choice == BackendChoice::cpu) return {make_cpu_backend(threads), ""};
+  if (choice == BackendChoice::cpu) return {make_cpu_backend(threads), "", ""};
   if (choice == BackendChoice::cuda) {
     if constexpr (!kHaveCudaSketchBackend) {
       throw CliError(ExitCode::unavailable, "--backend cuda",
@@ -41,20 +41,23 @@ BackendSelection select_backend(BackendChoice choice, int threads) {
 #ifdef PAGH_MM_HAVE_SKETCH_CUDA
     const CudaInfo cuda = query_cuda();
     if (cuda.devices.empty())
-      throw CliError(ExitCode::unavailable, "--backend cuda", "no usable CUDA device (" + cuda.device_error + ")");
-    return {make_cuda_backend(0, threads), ""};
+      throw CliError(ExitCode::unavailable, "--backend cuda",
+                     "no usable CUDA device: " + cuda.device_problem +
+                         (cuda.device_problem == cuda.device_error ? "" : " (" + cuda.device_error + ")"));
+    return {make_cuda_backend(0, threads), "", ""};
 #endif
   }
   // auto: a usable GPU when this build can use one, otherwise the CPU; say which and why.
   const CudaInfo cuda = query_cuda();
 #ifdef PAGH_MM_HAVE_SKETCH_CUDA
   if (!cuda.devices.empty())
-    return {make_cuda_backend(0, threads), "backend cuda (auto: " + cuda.devices.front() + ")"};
-  return {make_cpu_backend(threads), "backend cpu (auto: no usable GPU: " + cuda.device_error + ")"};
+    return {make_cuda_backend(0, threads), "backend cuda (auto: " + cuda.devices.front() + ")", ""};
+  return {make_cpu_backend(threads), "backend cpu (auto: " + cuda.device_problem + ")",
+          cuda.device_problem == cuda.device_error ? "" : cuda.device_error};
 #else
   std::string note = "backend cpu (auto: this build has no CUDA sketch backend";
   if (!cuda.devices.empty()) note += "; GPU " + cuda.devices.front() + " is present but unused";
-  return {make_cpu_backend(threads), note + ")"};
+  return {make_cpu_backend(threads), note + ")", ""};
 #endif
 }
 

@@ -50,6 +50,8 @@ struct BackendSelection {
   std::unique_ptr<SketchBackend> backend;
   // What --backend auto decided and why (printed on stderr unless -q); empty for an explicit choice.
   std::string auto_note;
+  // Its detail, for -v (the CUDA runtime's error behind "no NVIDIA driver or GPU found").
+  std::string auto_detail;
 };
 
 // --backend cuda without a usable CUDA backend throws CliError (69). threads: 0 = all.

@@ -140,8 +140,8 @@ SketchSettings read_sketch_settings(const po::variables_map& vm) {
 
 po::options_description format_option_group() {
   po::options_description group("Output format", kHelpWidth, kHelpWidth / 2);
-  group.add_options()("format", po::value<std::string>()->value_name("text|json")->default_value("text"),
-                      "text for people, json for programs");
+  group.add_options()("format", po::value<std::string>()->value_name("text|json|csv|tsv")->default_value("text"),
+                      "text for people, json for programs, csv/tsv: the entry table only (one header row)");
   return group;
 }
 
@@ -161,7 +161,9 @@ Diagnostics read_diagnostics(const po::variables_map& vm) {
   if (vm.count("format")) {
     const std::string f = value_of(vm, "format");
     if (f == "json") d.format = OutputFormat::json;
-    else if (f != "text") usage_error("--format", "unknown format '" + f + "' (expected text or json)");
+    else if (f == "csv") d.format = OutputFormat::csv;
+    else if (f == "tsv") d.format = OutputFormat::tsv;
+    else if (f != "text") usage_error("--format", "unknown format '" + f + "' (expected text, json, csv or tsv)");
   }
   if (vm.count("quiet") && vm.count("verbose")) usage_error("-q", "cannot be combined with -v");
   if (vm.count("quiet")) d.verbosity = Verbosity::quiet;

@@ -23,7 +23,7 @@ inline constexpr std::int64_t kMaxReportedEntries = std::int64_t{1} << 26;
 // Width of --help text (Boost's default, 80, wraps every description into a narrow column).
 inline constexpr unsigned kHelpWidth = 110;
 
-enum class OutputFormat { text, json };
+enum class OutputFormat { text, json, csv, tsv };
 enum class Verbosity { quiet, normal, verbose };
 
 // --format, -q/-v, --progress (the last only for commands that run long).

@@ -25,6 +25,13 @@ CudaInfo query_cuda() {
   if (status != cudaSuccess) {
     // With no driver this is an error (35 or 100), not zero devices; it is an answer, not a failure.
     info.device_error = std::string(cudaGetErrorName(status)) + ": " + cudaGetErrorString(status);
+    // cudaErrorInsufficientDriver also means "no driver at all", which its text ("driver version is
+    // insufficient") hides: say which it is.
+    if (driver == 0 || status == cudaErrorNoDevice) info.device_problem = "no NVIDIA driver or GPU found";
+    else if (status == cudaErrorInsufficientDriver)
+      info.device_problem = "the NVIDIA driver (CUDA " + info.driver_version + ") is older than this build's CUDA runtime (" +
+                            info.runtime_version + ")";
+    else info.device_problem = info.device_error;
     (void)cudaGetLastError();  // reset the runtime's last-error state for any later CUDA user
     return info;
   }
@@ -35,11 +42,11 @@ CudaInfo query_cuda() {
     info.devices.push_back(std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) +
                            ", " + std::to_string(static_cast<int>(gib + 0.5)) + " GiB)");
   }
-  if (info.devices.empty()) info.device_error = "no CUDA devices";
+  if (info.devices.empty()) info.device_error = info.device_problem = "no CUDA devices";
 #else
   info.runtime_version = "not linked";
   info.driver_version = "unknown (no CUDA runtime in this build)";
-  info.device_error = "built without the CUDA runtime";
+  info.device_error = info.device_problem = "built without the CUDA runtime";
 #endif
   return info;
 }

@@ -12,7 +12,8 @@ struct CudaInfo {
   std::string runtime_version;       // "13.0", or "not linked"
   std::string driver_version;        // "13.0", or "no driver"
   std::vector<std::string> devices;  // "NVIDIA H100 80GB HBM3 (sm_90, 79 GiB)" per usable device
-  std::string device_error;          // why devices is empty ("cudaErrorNoDevice: ...")
+  std::string device_error;          // why devices is empty ("cudaErrorNoDevice: ..."), the detail
+  std::string device_problem;        // the same in plain words ("no NVIDIA driver or GPU found")
 };
 
 CudaInfo query_cuda();

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <utility>
 
 #include "cli_error.hpp"
 #include "commands.hpp"
@@ -13,6 +14,7 @@
 #include "matrix_io/write.hpp"
 #include "output_files.hpp"
 #include "pagh/error.hpp"
+#include "pagh/output_file.hpp"
 #include "resource_plan.hpp"
 #include "version.hpp"
 
@@ -33,7 +35,8 @@ Workloads (options in brackets apply to it):
                    [--m --k --p --rank --sparse-density --sparse-scale]
   covariance       A = X^T, B = X for data X (samples x features) with correlated feature pairs
                    [--samples --features --pairs --correlation]
-Planted entries are printed 1-based, as pagh-mm reports entries.
+Planted entries are printed 1-based, as pagh-mm reports entries. Existing output files are
+refused (status 73) unless --force is given.
 
 Example:
   pagh-mm generate planted-dense --m 200 --k 300 --p 250 --planted 5 --seed 7 --out-a A.mtx --out-b B.mtx
@@ -111,6 +114,7 @@ int run_generate(const std::vector<std::string>& args) {
       ("seed", value("S"), "random seed [1]")
       ("out-a", value("FILE")->default_value("A.mtx"), "where to write A")
       ("out-b", value("FILE")->default_value("B.mtx"), "where to write B")
+      ("force", "replace --out-a and --out-b if they exist (without it, existing files are refused: 73)")
       ("quiet,q", "print nothing on success")
       ("help,h", "show this help");
   po::options_description all;
@@ -141,6 +145,13 @@ int run_generate(const std::vector<std::string>& args) {
   const std::string out_a = vm["out-a"].as<std::string>(), out_b = vm["out-b"].as<std::string>();
   const auto staged_a = outputs.stage(out_a, "--out-a");
   const auto staged_b = outputs.stage(out_b, "--out-b");
+  // Never overwrite by surprise (the defaults are A.mtx and B.mtx in the working directory): an
+  // existing regular file needs --force; a device or FIFO is meant to be written into.
+  if (!vm.count("force"))
+    for (const auto& [path, option] : {std::pair{out_a, "--out-a"}, std::pair{out_b, "--out-b"}})
+      if (pagh::resolve_output(path, "pagh-mm").exists)
+        throw CliError(ExitCode::cannot_create, std::string(option) + " " + path,
+                       "cannot create output: the file exists (--force replaces it)");
 
   mio::WriteOptions w;
   std::string command = "pagh-mm generate";

@@ -1,5 +1,6 @@
 #include "inputs.hpp"
 
+#include <string>
 #include <string_view>
 
 #include "cli_error.hpp"
@@ -31,13 +32,27 @@ ExitCode classify_read_failure(const pagh::matrix_io::MatrixMarketError& error) 
   return ExitCode::data;  // e.g. a declared size too large to hold
 }
 
+namespace {
+
+// The reader's hint for a NaN names its API (ReadOptions::allow_non_finite), which a pagh-mm user
+// cannot set; and pagh-mm offers no switch for it, since one NaN or infinity in A or B would make
+// the whole sketch, and so every estimate, NaN. Say that instead.
+std::string without_api_hint(std::string message) {
+  constexpr std::string_view hint = " (ReadOptions::allow_non_finite accepts NaN and infinity)";
+  if (const auto at = message.find(hint); at != std::string::npos)
+    message.replace(at, hint.size(), " (pagh-mm needs finite values: one NaN or infinity would make every estimate NaN)");
+  return message;
+}
+
+}  // namespace
+
 InputMatrix read_input(const std::string& path) {
   try {
     auto any = pagh::matrix_io::read_matrix<double>(path, input_read_options());
     return InputMatrix{path, std::move(any.matrix)};
   } catch (const pagh::matrix_io::MatrixMarketError& e) {
     // Keep the reader's message as is: it already names the file and, for content, the line.
-    throw CliError(classify_read_failure(e), "", without_reader_api_names(e.what()));
+    throw CliError(classify_read_failure(e), "", without_reader_api_names(without_api_hint(e.what())));
   }
 }
 

@@ -11,6 +11,7 @@
 
 #include "cli_error.hpp"
 #include "commands.hpp"
+#include "interrupt_cleanup.hpp"
 
 namespace {
 
@@ -36,6 +37,7 @@ int check_stdout(int status) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  pagh_mm::install_interrupt_cleanup();  // before any output is staged
   std::vector<std::string> args(argv + 1, argv + argc);
   std::string command;  // "" = the main command
   // Results reach standard output only once the command has succeeded: a failure midway (while

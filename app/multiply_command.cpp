@@ -16,6 +16,7 @@
 #include "multiply_options.hpp"
 #include "output_files.hpp"
 #include "pagh/error.hpp"
+#include "pagh/output_file.hpp"
 #include "progress.hpp"
 #include "reports.hpp"
 #include "resource_plan.hpp"
@@ -102,6 +103,9 @@ void write_outputs(const MultiplyOptions& o, SketchBackend& backend, const pagh:
   if (!o.sketch_path.empty()) {
     try {
       c.save(sketch_staging.string());
+    } catch (const pagh::OutputError& e) {
+      throw CliError(e.cannot_create() ? ExitCode::cannot_create : ExitCode::io_error, "--save-sketch " + o.sketch_path,
+                     e.reason());
     } catch (const pagh::Error& e) {
       // The library's message names the staging path; keep only its reason.
       const std::string what = e.what();
@@ -129,6 +133,8 @@ int run_multiply(const std::vector<std::string>& args) {
   OutputTransaction outputs;
   const auto matrix_staging = o.output_path.empty() ? std::filesystem::path() : outputs.stage(o.output_path, "-o");
   const auto sketch_staging = o.sketch_path.empty() ? std::filesystem::path() : outputs.stage(o.sketch_path, "--save-sketch");
+  outputs.refuse_overwriting(o.a_path, "the input A");
+  outputs.refuse_overwriting(o.b_path, "the input B");
 
   const int stages = 4 + (o.verify ? 1 : 0) + (o.output_path.empty() && o.sketch_path.empty() ? 0 : 1);
   int stage = 0;
@@ -212,9 +218,13 @@ int run_multiply(const std::vector<std::string>& args) {
   // Which backend ran: said after the run, so that a failure stays a single line on stderr.
   if (!diag.quiet() && !selection.auto_note.empty()) std::fprintf(stderr, "pagh-mm: %s\n", selection.auto_note.c_str());
   if (diag.verbose() && selection.auto_note.empty()) std::fprintf(stderr, "pagh-mm: backend %s\n", backend.name().c_str());
+  if (diag.verbose() && !selection.auto_detail.empty()) std::fprintf(stderr, "pagh-mm: (%s)\n", selection.auto_detail.c_str());
+  if (diag.verbose() && !o.threshold && static_cast<double>(o.top) > static_cast<double>(a.rows()) * static_cast<double>(b.cols()))
+    std::fprintf(stderr, "pagh-mm: -k %zu exceeds the number of entries of C (%lld x %lld): every entry is reported\n",
+                 o.top, static_cast<long long>(a.rows()), static_cast<long long>(b.cols()));
 
-  if (diag.format == OutputFormat::json) print_multiply_json(report, std::cout);
-  else print_multiply_text(report, std::cout);
+  if (outputs.writes_standard_output()) return 0;  // -o - or --save-sketch -: the file is the output
+  print_multiply(report, diag.format, std::cout);
   return 0;
 }
 

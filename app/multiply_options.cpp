@@ -42,10 +42,10 @@ std::optional<MultiplyOptions> parse_multiply_options(const std::vector<std::str
       ("threshold", po::value<std::string>()->value_name("T"),
        "report every entry with |estimate| >= T instead (at most K with --top)")
       ("output,o", po::value<std::string>()->value_name("FILE"),
-       "write the reported entries as a Matrix Market coordinate file")
+       "write the reported entries as a Matrix Market coordinate file (- = standard output, instead of the report)")
       ("full", "with -o: write the whole estimated product as a dense Matrix Market array (when it fits in 8 GiB)")
       ("save-sketch", po::value<std::string>()->value_name("FILE"),
-       "save the sketch, for pagh-mm query/top later without A and B");
+       "save the sketch, for pagh-mm query/top later without A and B (- = standard output)");
   po::options_description checking("Checking", kHelpWidth, kHelpWidth / 2);
   checking.add_options()("verify", "also compute the exact product and report the error metrics");
   po::options_description general("General", kHelpWidth, kHelpWidth / 2);

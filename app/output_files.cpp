@@ -1,31 +1,51 @@
 #include "output_files.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <system_error>
 
 #include "cli_error.hpp"
+#include "pagh/output_file.hpp"
 
 namespace pagh_mm {
 namespace fs = std::filesystem;
 
 namespace {
 
-// A name in the target's directory that nothing else uses: hidden, with the pid and a counter.
-fs::path sibling_name(const fs::path& target, std::string_view purpose) {
-  static std::atomic<unsigned> counter{0};
-  std::string name = "." + target.filename().string() + "." + std::string(purpose) + "-" + std::to_string(::getpid()) +
-                     "-" + std::to_string(counter.fetch_add(1));
-  return target.parent_path() / name;
+std::string subject_of(std::string_view option, const std::string& target) {
+  return option.empty() ? target : std::string(option) + " " + target;
 }
 
-fs::path directory_of(const fs::path& target) {
-  return target.parent_path().empty() ? fs::path(".") : target.parent_path();
+// Whether two paths name the same file now (device and inode; both must exist).
+bool same_file(const fs::path& a, const fs::path& b) {
+  struct stat sa {}, sb {};
+  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+// A path for standard output's staged copy: in the temporary directory, never beside a target.
+fs::path standard_output_staging() {
+  std::error_code ec;
+  fs::path directory = fs::temp_directory_path(ec);
+  if (ec) directory = "/tmp";
+  return pagh::sibling_name(directory / "pagh-mm-stdout", "staged");
+}
+
+// Copies a finished file to standard output.
+void copy_to_standard_output(const fs::path& file) {
+  std::FILE* in = std::fopen(file.c_str(), "rb");
+  if (!in) throw CliError(ExitCode::io_error, "standard output", std::string("cannot read the staged output: ") + std::strerror(errno));
+  char buffer[1 << 16];
+  bool failed = false;
+  for (std::size_t n; !failed && (n = std::fread(buffer, 1, sizeof buffer, in)) > 0;)
+    failed = std::fwrite(buffer, 1, n, stdout) != n;
+  failed = failed || std::ferror(in) || std::fflush(stdout) != 0;
+  std::fclose(in);
+  if (failed) throw CliError(ExitCode::io_error, "standard output", "write error");
 }
 
 }  // namespace
@@ -35,70 +55,86 @@ ExitCode classify_write_failure(std::string_view message) {
 }
 
 OutputTransaction::~OutputTransaction() {
-  if (committed_) return;
   for (const auto& s : staged_) {
-    std::error_code ignored;
-    fs::remove(s.staging, ignored);
+    if (!committed_ && !s.direct) {
+      std::error_code ignored;
+      fs::remove(s.staging, ignored);
+    }
+    pagh::in_flight::forget(s.tracked);
   }
 }
 
 fs::path OutputTransaction::stage(const std::string& target, std::string_view option) {
-  const std::string subject = std::string(option) + " " + target;
-  const fs::path path(target);
-  if (target.empty() || path.filename().empty() || path.filename() == "." || path.filename() == "..")
-    throw CliError(ExitCode::cannot_create, subject, "cannot create output: the path names no file");
-  for (const auto& s : staged_)
-    if (fs::weakly_canonical(s.target) == fs::weakly_canonical(path))
-      throw CliError(ExitCode::usage, subject, "the same file is also the output of " + s.option);
-  std::error_code ec;
-  const fs::path directory = directory_of(path);
-  if (!fs::is_directory(directory, ec))
-    throw CliError(ExitCode::cannot_create, subject,
-                   "cannot create output: directory " + directory.string() + " does not exist");
-  if (::access(directory.c_str(), W_OK | X_OK) != 0)
-    throw CliError(ExitCode::cannot_create, subject,
-                   "cannot create output in " + directory.string() + ": " + std::strerror(errno));
-  if (fs::is_directory(path, ec))
-    throw CliError(ExitCode::cannot_create, subject, "cannot create output: it is a directory");
-  staged_.push_back({path, sibling_name(path, "pagh-mm-staged"), std::string(option)});
+  const std::string subject = subject_of(option, target);
+  Staged s;
+  s.target = target;
+  s.option = std::string(option);
+  if (is_standard_output(target)) {
+    if (option == "--save-sketch" && ::isatty(STDOUT_FILENO))
+      usage_error(subject, "standard output is a terminal; redirect it to a file (the sketch is binary)");
+    s.staging = standard_output_staging();
+  } else {
+    pagh::OutputTarget resolved;
+    try {
+      resolved = pagh::resolve_output(target, "pagh-mm");
+    } catch (const pagh::OutputError& e) {
+      throw CliError(ExitCode::cannot_create, subject, e.reason());
+    }
+    s.destination = resolved.path;
+    s.direct = resolved.kind == pagh::OutputTarget::Kind::direct;
+    s.staging = s.direct ? resolved.path : pagh::sibling_name(resolved.path, "pagh-mm-staged");
+  }
+  for (const auto& other : staged_) {
+    const bool same = other.target == target ||
+                      (!s.destination.empty() && !other.destination.empty() &&
+                       (fs::weakly_canonical(other.destination) == fs::weakly_canonical(s.destination) ||
+                        same_file(other.destination, s.destination)));
+    if (same) usage_error(subject, "the same file is also the output of " + other.option);
+  }
+  if (!s.direct) s.tracked = pagh::in_flight::track(s.staging);
+  staged_.push_back(std::move(s));
   return staged_.back().staging;
+}
+
+void OutputTransaction::refuse_overwriting(const std::string& input, std::string_view what) const {
+  for (const auto& s : staged_)
+    if (!s.destination.empty() && same_file(s.destination, input))
+      usage_error(subject_of(s.option, s.target),
+                  "is " + std::string(what) + " " + input + " (writing it would destroy the input; choose another file)");
+}
+
+bool OutputTransaction::writes_standard_output() const {
+  for (const auto& s : staged_)
+    if (is_standard_output(s.target)) return true;
+  return false;
 }
 
 void OutputTransaction::commit() {
   for (const auto& s : staged_) {
-    if (std::rename(s.staging.c_str(), s.target.c_str()) != 0)
-      throw CliError(ExitCode::cannot_create, s.option + " " + s.target.string(),
+    if (s.direct) continue;  // written in place already
+    if (is_standard_output(s.target)) {
+      copy_to_standard_output(s.staging);
+      std::error_code ignored;
+      fs::remove(s.staging, ignored);
+      continue;
+    }
+    // A replaced file keeps its permissions (a private file stays private).
+    struct stat st {};
+    if (::stat(s.destination.c_str(), &st) == 0 && S_ISREG(st.st_mode)) (void)::chmod(s.staging.c_str(), st.st_mode & 07777);
+    if (std::rename(s.staging.c_str(), s.destination.c_str()) != 0)
+      throw CliError(ExitCode::cannot_create, subject_of(s.option, s.target),
                      std::string("cannot move the finished output into place: ") + std::strerror(errno));
   }
   committed_ = true;
 }
 
-void write_text_file_atomically(const fs::path& path, std::string_view text) {
-  const fs::path temporary = sibling_name(path, "tmp");
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0) throw CliError(ExitCode::cannot_create, path.string(), std::string("cannot create file: ") + std::strerror(errno));
-  const auto fail = [&](const char* what) {
-    const std::string reason = std::string(what) + ": " + std::strerror(errno);
-    ::close(fd);
-    ::unlink(temporary.c_str());
-    throw CliError(ExitCode::io_error, path.string(), reason);
-  };
-  while (!text.empty()) {
-    const ssize_t written = ::write(fd, text.data(), text.size());
-    if (written < 0 && errno == EINTR) continue;
-    if (written < 0) fail("cannot write");
-    text.remove_prefix(static_cast<std::size_t>(written));
-  }
-  // fsync before rename: after a crash the file holds either the old or the complete new text.
-  if (::fsync(fd) != 0) fail("cannot flush");
-  if (::close(fd) != 0) {
-    ::unlink(temporary.c_str());
-    throw CliError(ExitCode::io_error, path.string(), std::string("cannot close: ") + std::strerror(errno));
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    const std::string reason = std::string("cannot rename into place: ") + std::strerror(errno);
-    ::unlink(temporary.c_str());
-    throw CliError(ExitCode::cannot_create, path.string(), reason);
+void write_text_file_atomically(const fs::path& path, std::string_view text, std::string_view option) {
+  try {
+    pagh::OutputFile file(path, "pagh-mm");
+    file.write(text);
+    file.commit();
+  } catch (const pagh::OutputError& e) {
+    throw CliError(e.cannot_create() ? ExitCode::cannot_create : ExitCode::io_error, subject_of(option, path.string()), e.reason());
   }
 }
 

@@ -66,8 +66,7 @@ int run_query(const std::vector<std::string>& args) {
     const pagh::Entry e = product.entry(i - 1, j - 1);
     report.entries.push_back({i, j, e.value, e.spread, std::nullopt});
   }
-  if (diag.format == OutputFormat::json) print_sketch_answer_json(report, std::cout);
-  else print_sketch_answer_text(report, std::cout);
+  print_sketch_answer(report, diag.format, std::cout);
   return 0;
 }
 

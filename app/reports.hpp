@@ -16,6 +16,8 @@ namespace pagh_mm {
 
 inline constexpr int kJsonSchemaVersion = 1;
 
+enum class OutputFormat;  // --format (common_options.hpp)
+
 // An entry as reported: 1-based indices, the estimate, its error bar, and the exact value when known.
 struct ReportedEntry {
   std::int64_t row = 0, col = 0;  // 1-based
@@ -67,6 +69,11 @@ void print_multiply_text(const MultiplyReport& report, std::ostream& out);
 void print_multiply_json(const MultiplyReport& report, std::ostream& out);
 void print_sketch_answer_text(const SketchAnswerReport& report, std::ostream& out);
 void print_sketch_answer_json(const SketchAnswerReport& report, std::ostream& out);
+// The entry table alone, one header row, for spreadsheets and pandas (output_csv.cpp).
+void print_entries_delimited(const std::vector<ReportedEntry>& entries, bool with_rank, char separator, std::ostream& out);
+// The report in the --format chosen (output_csv.cpp dispatches to the renderers).
+void print_multiply(const MultiplyReport& report, OutputFormat format, std::ostream& out);
+void print_sketch_answer(const SketchAnswerReport& report, OutputFormat format, std::ostream& out);
 
 // "b = 1024 buckets (pad 8), d = 3 sketches, seed 1, fp32, folklore, stabilization none"
 std::string describe_sketch(const pagh::CompressedProduct& product);

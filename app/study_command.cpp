@@ -32,7 +32,7 @@ sparse, low-rank-sparse, covariance), sweeping pad x d (fp32) and precision x st
 tables) and DIR/*.png (plots, when /usr/bin/python3 has matplotlib: Debian python3-matplotlib).
 
 Presets: smoke    48-dimensional, 1 seed, a few seconds (used by the tests)
-         default  384-dimensional (sparse: 1536), 3 seeds, a few minutes on 2 CPU cores
+         default  384-dimensional (sparse: 1536), 3 seeds, 432 runs: about 80 s on 2 CPU cores
          large    4096-dimensional (sparse: 16384), 5 seeds, wider grid: meant for a GPU
 
 Examples:

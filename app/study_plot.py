@@ -2,7 +2,8 @@
 
 Embedded in pagh-mm (which writes it to a temporary file and runs it with python3) so that the
 binary works anywhere; it needs only Debian's python3-matplotlib (and the numpy it brings).
-Each PNG is written to a temporary name and renamed into place: never a partial file.
+Each PNG is written to a temporary name and renamed into place: never a partial file (a device or
+FIFO named like a plot is written directly).
 Exit status 3 when matplotlib is missing (pagh-mm then reports the plots as skipped).
 """
 import csv
@@ -28,8 +29,15 @@ def read_rows(path):
 
 
 def save(fig, outdir, name):
-    target = os.path.join(outdir, name)
-    temporary = os.path.join(outdir, "." + name + ".tmp-%d.png" % os.getpid())
+    # The project's output rule (pagh/output_file.hpp): a symbolic link's target is replaced (the
+    # link stays); a device or FIFO is written directly; anything else atomically (temporary + rename).
+    target = os.path.realpath(os.path.join(outdir, name))
+    if os.path.exists(target) and not os.path.isfile(target) and not os.path.isdir(target):
+        with open(target, "wb") as f:
+            fig.savefig(f, dpi=DPI, format="png")
+        plt.close(fig)
+        return
+    temporary = os.path.join(os.path.dirname(target), "." + name + ".tmp-%d.png" % os.getpid())
     fig.savefig(temporary, dpi=DPI)
     plt.close(fig)
     os.replace(temporary, target)

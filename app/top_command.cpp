@@ -1,4 +1,5 @@
 // pagh-mm top SKETCH [-k K] [--threshold T] [-o FILE]: the largest entries from a saved sketch.
+#include <cstdio>
 #include <iostream>
 
 #include "cli_error.hpp"
@@ -31,7 +32,7 @@ int run_top(const std::vector<std::string>& args) {
       ("top,k", po::value<std::string>()->value_name("K"), "the K entries of largest |estimate| [10]")
       ("threshold", po::value<std::string>()->value_name("T"), "every entry with |estimate| >= T instead (at most K with -k)")
       ("output,o", po::value<std::string>()->value_name("FILE"), "also write them as a Matrix Market coordinate file");
-  visible.add(format_option_group());
+  visible.add(format_option_group()).add(diagnostic_option_group(false));
   visible.add_options()("help,h", "show this help");
   po::options_description all;
   all.add(visible).add_options()("sketch", po::value<std::vector<std::string>>(), "SKETCH");
@@ -56,8 +57,13 @@ int run_top(const std::vector<std::string>& args) {
   OutputTransaction outputs;
   const std::string output_path = vm.count("output") ? vm["output"].as<std::string>() : "";
   const auto staging = output_path.empty() ? std::filesystem::path() : outputs.stage(output_path, "-o");
+  outputs.refuse_overwriting(paths[0], "the sketch");
 
   const pagh::CompressedProduct product = load_sketch(paths[0]);
+  if (diag.verbose() && selection.kind == Selection::Kind::top &&
+      static_cast<double>(selection.k) > static_cast<double>(product.rows()) * static_cast<double>(product.cols()))
+    std::fprintf(stderr, "pagh-mm: -k %zu exceeds the number of entries of C (%lld x %lld): every entry is reported\n",
+                 selection.k, static_cast<long long>(product.rows()), static_cast<long long>(product.cols()));
   std::vector<pagh::Entry> entries;
   if (selection.kind == Selection::Kind::top) {
     entries = product.top_k(selection.k);
@@ -80,6 +86,7 @@ int run_top(const std::vector<std::string>& args) {
       throw CliError(classify_write_failure(e.reason()), "-o " + output_path, e.reason());
     }
     outputs.commit();
+    if (outputs.writes_standard_output()) return 0;  // -o -: the file is the output
   }
 
   SketchAnswerReport report;
@@ -89,8 +96,7 @@ int run_top(const std::vector<std::string>& args) {
   report.selection = selection;
   report.entries = to_reported(entries);
   report.output_path = output_path;
-  if (diag.format == OutputFormat::json) print_sketch_answer_json(report, std::cout);
-  else print_sketch_answer_text(report, std::cout);
+  print_sketch_answer(report, diag.format, std::cout);
   return 0;
 }
 

@@ -1,11 +1,14 @@
-// Destinations for written text: a file replaced atomically, or a std::ostream. Both buffer, so the
-// formatter can append small pieces cheaply.
+// Destinations for written text: a file (by the output rule of pagh/output_file.hpp), or a
+// std::ostream. Both buffer, so the formatter can append small pieces cheaply.
 #pragma once
 
 #include <filesystem>
 #include <iosfwd>
+#include <memory>
 #include <string>
 #include <string_view>
+
+#include "pagh/output_file.hpp"
 
 namespace pagh::matrix_io::detail {
 
@@ -37,22 +40,20 @@ class TextOutput {
   std::string buffer_;
 };
 
-// Writes to "<dir>/.<name>.tmp-<pid>-<n>" and renames it over the target in commit(); the destructor
-// removes the temporary file when commit() did not complete.
-class AtomicFileOutput final : public TextOutput {
+// Writes to a file by the project's output rule (pagh/output_file.hpp): a regular file or a new
+// path is replaced atomically in commit() (a temporary beside it, renamed over it); a symbolic
+// link's target is replaced, the link stays; a device or FIFO is written directly. The destructor
+// removes the temporary when commit() did not complete. Failures throw MatrixMarketError (line 0).
+class FileOutput final : public TextOutput {
  public:
-  explicit AtomicFileOutput(const std::filesystem::path& target);
-  ~AtomicFileOutput() override;
+  explicit FileOutput(const std::filesystem::path& target);
+  ~FileOutput() override;
   void commit() override;
 
  private:
   void deliver(std::string_view text) override;
-  [[noreturn]] void fail_system(const std::string& what) const;
 
-  std::filesystem::path target_;
-  std::filesystem::path temporary_;
-  int descriptor_ = -1;
-  bool committed_ = false;
+  std::unique_ptr<pagh::OutputFile> file_;
 };
 
 class StreamOutput final : public TextOutput {

@@ -1,4 +1,5 @@
-// Formatting matrices as Matrix Market text, onto an atomically replaced file or a stream.
+// Formatting matrices as Matrix Market text, onto a file (pagh/output_file.hpp: regular files are
+// replaced atomically, devices and FIFOs written directly) or a stream.
 #include "matrix_io/write.hpp"
 
 #include <charconv>
@@ -235,7 +236,7 @@ std::string_view library_version() { return PAGH_VERSION; }
     detail::write_entries(output, rows, cols, entries, options);                                                   \
   }
 
-PAGH_MATRIX_IO_WRITERS(const std::filesystem::path&, detail::AtomicFileOutput output(target))
+PAGH_MATRIX_IO_WRITERS(const std::filesystem::path&, detail::FileOutput output(target))
 PAGH_MATRIX_IO_WRITERS(std::ostream&, detail::StreamOutput output(target))
 #undef PAGH_MATRIX_IO_WRITERS
 

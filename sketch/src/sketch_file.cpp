@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "pagh/error.hpp"
+#include "pagh/output_file.hpp"
 #include "sketch/compressed_product.hpp"
 #include "bounded_file.hpp"
 #include "sketch_file_header.hpp"
@@ -55,37 +56,33 @@ T get(const std::vector<unsigned char>& in, std::size_t& at) {
 }  // namespace
 
 void CompressedProduct::save(const std::string& path) const {
-  std::vector<unsigned char> bytes;
-  bytes.reserve(kHeaderBytes + sketches_.size() * 8 + 8);
-  bytes.insert(bytes.end(), kMagic, kMagic + 8);
-  put(bytes, kVersion);
-  put(bytes, kByteOrder);
-  for (std::int64_t v : {rows_, cols_, inner_, buckets()}) put(bytes, v);
+  std::vector<unsigned char> header;
+  header.reserve(kHeaderBytes);
+  header.insert(header.end(), kMagic, kMagic + 8);
+  put(header, kVersion);
+  put(header, kByteOrder);
+  for (std::int64_t v : {rows_, cols_, inner_, buckets()}) put(header, v);
   for (int v : {repetitions(), static_cast<int>(params_.precision), static_cast<int>(params_.stabilization),
                 static_cast<int>(params_.algorithm), static_cast<int>(params_.compute), static_cast<int>(params_.hybrid)})
-    put(bytes, static_cast<std::int32_t>(v));
-  put(bytes, params_.pad);
-  put(bytes, params_.seed);
+    put(header, static_cast<std::int32_t>(v));
+  put(header, params_.pad);
+  put(header, params_.seed);
+  // The payload is written from the sketches in place (no second copy of a sketch of many GB); the
+  // checksum continues FNV-1a over the header into the payload, as load() recomputes it.
   const auto* payload = reinterpret_cast<const unsigned char*>(sketches_.data());
-  bytes.insert(bytes.end(), payload, payload + sketches_.size() * sizeof(double));
-  put(bytes, fnv1a(bytes.data(), bytes.size()));
+  const std::size_t payload_bytes = sketches_.size() * sizeof(double);
+  std::uint64_t checksum = fnv1a(header.data(), header.size());
+  for (std::size_t i = 0; i < payload_bytes; ++i) checksum = (checksum ^ payload[i]) * 1099511628211ull;
+  std::vector<unsigned char> trailer;
+  put(trailer, checksum);
 
-  // Atomic: write a temporary file beside the target, then rename it over the target.
-  const std::string temp = path + ".tmp" + std::to_string(std::random_device{}());
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error("pagh::CompressedProduct::save", path + ": cannot create file");
-    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    out.close();
-    if (!out) {
-      std::remove(temp.c_str());
-      throw Error("pagh::CompressedProduct::save", path + ": write failed");
-    }
-  }
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    std::remove(temp.c_str());
-    throw Error("pagh::CompressedProduct::save", path + ": cannot rename the temporary file into place");
-  }
+  // By the project's output rule (pagh/output_file.hpp): a regular file is replaced atomically, a
+  // symbolic link's target is replaced, a device or FIFO is written directly.
+  OutputFile out(path, "pagh::CompressedProduct::save");
+  out.write({reinterpret_cast<const char*>(header.data()), header.size()});
+  out.write({reinterpret_cast<const char*>(payload), payload_bytes});
+  out.write({reinterpret_cast<const char*>(trailer.data()), trailer.size()});
+  out.commit();
 }
 
 CompressedProduct CompressedProduct::load(const std::string& path, const LoadLimits& limits) {

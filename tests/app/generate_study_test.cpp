@@ -37,7 +37,7 @@ TEST_F(Cli, GenerateWritesEveryWorkload) {
       {"covariance", "--samples", "30", "--features", "10", "--pairs", "2"}};
   for (auto args : cases) {
     args.insert(args.begin(), "generate");
-    for (const char* o : {"--out-a", "a.mtx", "--out-b", "b.mtx", "-q"}) args.push_back(o);
+    for (const char* o : {"--out-a", "a.mtx", "--out-b", "b.mtx", "--force", "-q"}) args.push_back(o);
     const Result r = run(args);
     ASSERT_EQ(r.status, 0) << args[1] << ": " << r.err;
     EXPECT_EQ(r.out, "");  // -q

@@ -4,9 +4,11 @@
 //   options.comments = {"workload: planted dense", "seed: 7"};
 //   pagh::matrix_io::write_matrix_market("A.mtx", A, options);   // dense -> array, sparse -> coordinate
 //
-// Writing to a path is atomic: the text goes to a temporary file in the same directory, which is
-// flushed to disk and then renamed over the target; on any failure the temporary file is removed and
-// MatrixMarketError is thrown, so the target is either complete or untouched. Real values are written
+// Writing to a path follows the project's output rule (pagh/output_file.hpp): a regular file (or a
+// new path) is replaced atomically: the text goes to a temporary file in the same directory, which
+// is flushed to disk and then renamed over the target; on any failure the temporary file is removed
+// and MatrixMarketError is thrown, so the target is either complete or untouched. A symbolic link's
+// target is replaced that way (the link stays); a character device or FIFO is written directly. Real values are written
 // in the shortest form that reads back to the same value (std::to_chars), so write -> read is exact
 // for the scalar type written.
 #pragma once
