@@ -63,7 +63,9 @@ class CompressedProduct {
                            RecoveryStats* stats = nullptr) const;
 
   // Versioned binary file: header (dimensions, parameters, seed), the sketches, and a checksum;
-  // the hash tables are redrawn from the seed on load. Written atomically (temporary + rename).
+  // the hash tables are redrawn from the seed on load. Written by the project's output rule
+  // (pagh/output_file.hpp): a regular file atomically (temporary + rename), a symbolic link's target
+  // likewise, a device or FIFO directly; failures throw pagh::OutputError.
   void save(const std::string& path) const;
   // load() validates every header field and the file's size before reading the sketches, refuses
   // non-finite sketch values, and throws MemoryLimitExceeded (before allocating) when the loaded
