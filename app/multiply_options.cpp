@@ -30,6 +30,7 @@ Examples:
 
 Exit status: 0 success, 64 usage error, 65 bad input data (including cols(A) != rows(B)),
 66 cannot open an input, 69 CUDA backend requested but unavailable, 70 internal error,
+71 not enough memory (or threads) for the request,
 73 cannot create an output, 74 I/O error. Output files appear complete or not at all.
 )";
 
