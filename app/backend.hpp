@@ -39,9 +39,13 @@ class SketchBackend {
   // CompressedProduct::top_k / above / decompress (same answers). The defaults ask the host object;
   // the CUDA backend answers on the device from the product it still holds there, so that only
   // the answer crosses the bus.
-  virtual std::vector<pagh::Entry> top_k(const pagh::CompressedProduct& product, std::size_t k) { return product.top_k(k); }
-  virtual std::vector<pagh::Entry> above(const pagh::CompressedProduct& product, double threshold) {
-    return product.above(threshold);
+  virtual std::vector<pagh::Entry> top_k(const pagh::CompressedProduct& product, std::size_t k, pagh::Recovery how,
+                                          pagh::RecoveryStats* stats) {
+    return product.top_k(k, how, stats);
+  }
+  virtual std::vector<pagh::Entry> above(const pagh::CompressedProduct& product, double threshold, std::size_t max_entries,
+                                         pagh::Recovery how, pagh::RecoveryStats* stats) {
+    return product.above(threshold, max_entries, how, stats);
   }
   virtual Eigen::MatrixXd decompress(const pagh::CompressedProduct& product) { return product.decompress(); }
 };

@@ -49,11 +49,13 @@ class CudaBackend final : public SketchBackend {
     return last_->to_host();
   }
 
-  std::vector<pagh::Entry> top_k(const pagh::CompressedProduct& product, std::size_t k) override {
-    return last_ ? last_->top_k(k) : product.top_k(k);
+  std::vector<pagh::Entry> top_k(const pagh::CompressedProduct& product, std::size_t k, pagh::Recovery how,
+                                  pagh::RecoveryStats* stats) override {
+    return last_ ? last_->top_k(k, how, stats) : product.top_k(k, how, stats);
   }
-  std::vector<pagh::Entry> above(const pagh::CompressedProduct& product, double threshold) override {
-    return last_ ? last_->above(threshold) : product.above(threshold);
+  std::vector<pagh::Entry> above(const pagh::CompressedProduct& product, double threshold, std::size_t max_entries,
+                                 pagh::Recovery how, pagh::RecoveryStats* stats) override {
+    return last_ ? last_->above(threshold, max_entries, how, stats) : product.above(threshold, max_entries, how, stats);
   }
   Eigen::MatrixXd decompress(const pagh::CompressedProduct& product) override {
     return last_ ? last_->decompress() : product.decompress();

@@ -58,9 +58,11 @@ InputSummary summarize(const InputMatrix& m) {
 }
 
 // The queries go through the backend, which may answer on the device (SketchBackend::top_k).
-std::vector<pagh::Entry> select_entries(SketchBackend& backend, const pagh::CompressedProduct& c, const MultiplyOptions& o) {
-  if (!o.threshold) return backend.top_k(c, o.top);
-  return entries_above([&](double t) { return backend.above(c, t); }, *o.threshold,
+std::vector<pagh::Entry> select_entries(SketchBackend& backend, const pagh::CompressedProduct& c, const MultiplyOptions& o,
+                                        pagh::RecoveryStats& stats) {
+  const pagh::Recovery how = o.exhaustive ? pagh::Recovery::exhaustive : pagh::Recovery::automatic;
+  if (!o.threshold) return backend.top_k(c, o.top, how, &stats);
+  return entries_above([&](double t) { return backend.above(c, t, kMaxAboveEntries, how, &stats); }, *o.threshold,
                        o.top_given ? std::optional<std::size_t>(o.top) : std::nullopt, "--threshold");
 }
 
@@ -162,7 +164,17 @@ int run_multiply(const std::vector<std::string>& args) {
     usage_error(o.sketch.params.buckets ? "--buckets" : "--pad", what.substr(what.find(": ") + 2));
   }
   if (o.full) check_dense_fits("--full", a.rows(), b.cols(), 1, "the dense array");
-  if (o.verify) check_dense_fits("--verify", a.rows(), b.cols(), 2, "the exact product and the decompressed estimate");
+  // --verify: against the dense exact product where it and the estimate fit; sparse inputs whose
+  // product does not fit densely are checked against the exact sparse product (Eigen) instead.
+  const bool sparse_verify = verifies_sparsely(a, b, o);
+  if (sparse_verify) {
+    const double bytes = 16.0 * pagh::product_work(std::get<1>(a.data), std::get<1>(b.data));  // value + index per nonzero
+    if (bytes > kDenseLimitBytes)
+      usage_error("--verify", "the exact sparse product may need " + gib(bytes) + " (" + gib(kDenseLimitBytes) +
+                                  " allowed): it does not fit, so the sketch cannot be verified here");
+  } else if (o.verify) {
+    check_dense_fits("--verify", a.rows(), b.cols(), 2, "the exact product and the decompressed estimate");
+  }
   if (diag.verbose())
     for (const auto* m : {&a, &b})
       std::fprintf(stderr, "pagh-mm: %s: %lld x %lld, %s, %lld stored entries\n", m->path.c_str(),
@@ -186,9 +198,11 @@ int run_multiply(const std::vector<std::string>& args) {
 
   progress.stage(++stage, stages, "selecting entries");
   t = Clock::now();
-  const std::vector<pagh::Entry> selected = select_entries(backend, product, o);
+  pagh::RecoveryStats recovery;
+  const std::vector<pagh::Entry> selected = select_entries(backend, product, o, recovery);
   report.select_ms = ms_since(t);
-  report.entries = to_reported(selected);
+  report.entries = to_reported(selected, product.sigma());
+  report.significance = assess_significance(product, report.entries, recovery);
   report.selection.k = o.top;
   if (o.threshold) {
     report.selection.kind = Selection::Kind::threshold;
@@ -198,12 +212,21 @@ int run_multiply(const std::vector<std::string>& args) {
 
   if (o.verify) {
     progress.stage(++stage, stages, "verifying against the exact product");
-    const Eigen::MatrixXd exact = backend.exact_product(a.data, b.data, report.exact_ms);
-    t = Clock::now();
-    report.metrics = pagh::verify(product, exact, o.top);
-    report.verify_ms = ms_since(t);
-    report.exact_method = backend.exact_method();
-    for (auto& e : report.entries) e.exact = exact(e.row - 1, e.col - 1);
+    if (sparse_verify) {
+      const Eigen::SparseMatrix<double> exact = pagh::exact_sparse_product(std::get<1>(a.data), std::get<1>(b.data), &report.exact_ms);
+      t = Clock::now();
+      report.metrics = pagh::verify(product, exact, o.top);
+      report.verify_ms = ms_since(t);
+      report.exact_method = "Eigen sparse product on the CPU";
+      for (auto& e : report.entries) e.exact = exact.coeff(e.row - 1, e.col - 1);
+    } else {
+      const Eigen::MatrixXd exact = backend.exact_product(a.data, b.data, report.exact_ms);
+      t = Clock::now();
+      report.metrics = pagh::verify(product, exact, o.top);
+      report.verify_ms = ms_since(t);
+      report.exact_method = backend.exact_method();
+      for (auto& e : report.entries) e.exact = exact(e.row - 1, e.col - 1);
+    }
   }
 
   if (!o.output_path.empty() || !o.sketch_path.empty()) {
@@ -218,6 +241,7 @@ int run_multiply(const std::vector<std::string>& args) {
   // Which backend ran: said after the run, so that a failure stays a single line on stderr.
   if (!diag.quiet() && !selection.auto_note.empty()) std::fprintf(stderr, "pagh-mm: %s\n", selection.auto_note.c_str());
   if (diag.verbose() && selection.auto_note.empty()) std::fprintf(stderr, "pagh-mm: backend %s\n", backend.name().c_str());
+  report_significance(report.significance, report.entries.size(), diag);
   if (diag.verbose() && !selection.auto_detail.empty()) std::fprintf(stderr, "pagh-mm: (%s)\n", selection.auto_detail.c_str());
   if (diag.verbose() && !o.threshold && static_cast<double>(o.top) > static_cast<double>(a.rows()) * static_cast<double>(b.cols()))
     std::fprintf(stderr, "pagh-mm: -k %zu exceeds the number of entries of C (%lld x %lld): every entry is reported\n",

@@ -22,12 +22,17 @@ namespace {
 
 }  // namespace
 
+bool verifies_sparsely(const InputMatrix& a, const InputMatrix& b, const MultiplyOptions& o) {
+  return o.verify && a.data.index() == 1 && b.data.index() == 1 &&
+         static_cast<double>(a.rows()) * static_cast<double>(b.cols()) * 16.0 > 8.0 * (1ull << 30);
+}
+
 pagh::CompressedProduct compress_within_memory(SketchBackend& backend, const InputMatrix& a, const InputMatrix& b,
                                                const MultiplyOptions& o) {
   const AvailableMemory available = available_memory();
   const double cells = static_cast<double>(a.rows()) * static_cast<double>(b.cols());
   // --full holds the dense estimate; --verify the exact product and the dense estimate.
-  const double dense = 8.0 * cells * ((o.full ? 1 : 0) + (o.verify ? 2 : 0));
+  const double dense = 8.0 * cells * ((o.full ? 1 : 0) + (o.verify && !verifies_sparsely(a, b, o) ? 2 : 0));
   pagh::SketchParams params = o.sketch.params;
   const double sketch_room = static_cast<double>(available.bytes) - dense;
   if (sketch_room <= 0) refuse(o, a, b, dense, available);

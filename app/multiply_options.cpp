@@ -48,7 +48,9 @@ std::optional<MultiplyOptions> parse_multiply_options(const std::vector<std::str
       ("save-sketch", po::value<std::string>()->value_name("FILE"),
        "save the sketch, for pagh-mm query/top later without A and B (- = standard output)");
   po::options_description checking("Checking", kHelpWidth, kHelpWidth / 2);
-  checking.add_options()("verify", "also compute the exact product and report the error metrics");
+  checking.add_options()("verify", "also compute the exact product and report the error metrics")
+      ("exhaustive", "select entries by evaluating all m*p estimates (the oracle; by default they are recovered from the "
+                     "heavy buckets of the sketch, with the same answer)");
   po::options_description general("General", kHelpWidth, kHelpWidth / 2);
   general.add_options()("help,h", "show this help")("version", "show version, git commit, CUDA runtime/driver and GPU");
   po::options_description hidden;
@@ -85,6 +87,7 @@ std::optional<MultiplyOptions> parse_multiply_options(const std::vector<std::str
   if (vm.count("save-sketch")) o.sketch_path = vm["save-sketch"].as<std::string>();
   o.full = vm.count("full") > 0;
   o.verify = vm.count("verify") > 0;
+  o.exhaustive = vm.count("exhaustive") > 0;
   const auto inputs = vm.count("inputs") ? vm["inputs"].as<std::vector<std::string>>() : std::vector<std::string>{};
   if (inputs.size() != 2)
     usage_error("", "expected two input files A.mtx B.mtx, got " + std::to_string(inputs.size()) +

@@ -20,6 +20,7 @@ struct MultiplyOptions {
   std::string output_path;   // -o
   std::string sketch_path;   // --save-sketch
   bool verify = false;
+  bool exhaustive = false;   // --exhaustive: evaluate all m * p estimates to select entries
   Diagnostics diagnostics;
 };
 

@@ -48,10 +48,21 @@ void write_entries(JsonWriter& j, const std::vector<ReportedEntry>& entries) {
   j.key("entries").begin_array();
   for (const auto& e : entries) {
     j.begin_object().member("row", e.row).member("col", e.col).member("estimate", e.estimate).member("spread", e.spread);
+    j.member("z", e.z);
     if (e.exact) j.member("exact", *e.exact);
     j.end_object();
   }
   j.end_array();
+}
+
+void write_significance(JsonWriter& j, const Significance& s) {
+  j.key("significance").begin_object();
+  j.member("candidates", s.candidates).member("noise_ceiling_sigmas", s.ceiling);
+  j.member("weakest_z", s.min_z).member("expected_noise_entries", s.expected_noise);
+  j.key("resolving_buckets");
+  s.resolve_buckets ? j.value(s.resolve_buckets) : j.null();
+  j.member("recovery", s.recovery);
+  j.end_object();
 }
 
 void write_input(JsonWriter& j, const char* name, const InputSummary& in) {
@@ -87,12 +98,14 @@ void print_multiply_json(const MultiplyReport& r, std::ostream& out) {
   write_estimates(j, c);
   write_selection(j, r.selection);
   write_entries(j, r.entries);
+  write_significance(j, r.significance);
 
   j.key("metrics");
   if (r.metrics) {
     const auto& m = *r.metrics;
     j.begin_object();
     j.member("exact_method", r.exact_method);
+    j.member("scope", m.all_entries ? "all entries" : "nonzeros of C and the reported top-k");
     j.member("relative_frobenius_error", m.relative_frobenius_error).member("max_abs_error", m.max_abs_error);
     j.member("max_error_in_sigmas", m.max_error_in_sigmas).member("frobenius_exact", m.frobenius_exact);
     j.member("frobenius_estimate", m.frobenius_estimate).member("top_k", m.top_k);
@@ -134,6 +147,7 @@ void print_sketch_answer_json(const SketchAnswerReport& r, std::ostream& out) {
   write_estimates(j, c);
   write_selection(j, r.selection);
   write_entries(j, r.entries);
+  if (r.selection.kind != Selection::Kind::query) write_significance(j, r.significance);
   j.key("outputs").begin_object();
   optional_path(j, "matrix", r.output_path);
   j.end_object();

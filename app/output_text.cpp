@@ -22,13 +22,13 @@ std::string number(double v) { return format("%.6g", v); }
 
 void print_entry_table(const std::vector<ReportedEntry>& entries, bool with_rank, std::ostream& out) {
   const bool with_exact = !entries.empty() && entries.front().exact.has_value();
-  out << (with_rank ? " rank" : "") << format("%7s %7s %14s %11s", "row", "col", "estimate", "+-");
+  out << (with_rank ? " rank" : "") << format("%7s %7s %14s %11s %7s", "row", "col", "estimate", "+-", "z");
   if (with_exact) out << format(" %14s %11s", "exact", "error");
   out << '\n';
   std::size_t rank = 0;
   for (const auto& e : entries) {
     if (with_rank) out << format("%5zu", ++rank);
-    out << format("%7" PRId64 " %7" PRId64 " %14.6g %11.4g", e.row, e.col, e.estimate, e.spread);
+    out << format("%7" PRId64 " %7" PRId64 " %14.6g %11.4g %7.3g", e.row, e.col, e.estimate, e.spread, e.z);
     if (with_exact) out << format(" %14.6g %11.4g", *e.exact, e.estimate - *e.exact);
     out << '\n';
   }
@@ -47,6 +47,17 @@ std::string selection_heading(const Selection& s, std::size_t found, int sketche
       return "estimates " + bars;
   }
   return "";
+}
+
+// z = |estimate| / sigma; how many of the reported entries noise alone would explain.
+void print_significance(const Significance& s, std::size_t reported, std::ostream& out) {
+  if (reported == 0) return;
+  out << format("noise     the largest of %.3g pure-noise estimates is expected near %.3g sigma; ", s.candidates, s.ceiling);
+  if (s.min_z >= s.ceiling)
+    out << format("every reported entry is above it (expected from noise: %.2g)\n", s.expected_noise);
+  else
+    out << format("%.3g of these %zu entries are expected from noise alone (weakest z %.3g)\n", s.expected_noise, reported,
+                  s.min_z);
 }
 
 }  // namespace
@@ -80,6 +91,7 @@ void print_multiply_text(const MultiplyReport& r, std::ostream& out) {
 
   out << selection_heading(r.selection, r.entries.size(), c.repetitions()) << (r.entries.empty() ? "\n" : ":\n");
   if (!r.entries.empty()) print_entry_table(r.entries, true, out);
+  print_significance(r.significance, r.entries.size(), out);
 
   if (r.metrics) {
     const auto& m = *r.metrics;
@@ -87,10 +99,17 @@ void print_multiply_text(const MultiplyReport& r, std::ostream& out) {
     const auto line = [&](const std::string& label, const std::string& value) {
       out << format("  %-28s %s\n", label.c_str(), value.c_str());
     };
-    line("relative Frobenius error", format("%.4g   (||C^ - C||_F / ||C||_F over all entries)", m.relative_frobenius_error));
-    line("max |error|", format("%.4g = %.3g sigma", m.max_abs_error, m.max_error_in_sigmas));
+    if (m.all_entries) {
+      line("relative Frobenius error", format("%.4g   (||C^ - C||_F / ||C||_F over all entries)", m.relative_frobenius_error));
+      line("max |error|", format("%.4g = %.3g sigma", m.max_abs_error, m.max_error_in_sigmas));
+    } else {
+      line("relative Frobenius error", "not computed (it needs all m*p estimates; the product is too large to form)");
+      line("max |error|", format("%.4g = %.3g sigma   (over the nonzeros of C and the top-%zu)", m.max_abs_error,
+                                 m.max_error_in_sigmas, m.top_k));
+    }
     line("||C||_F exact / estimated", format("%.6g / %.6g", m.frobenius_exact, m.frobenius_estimate));
-    line("top-" + std::to_string(m.top_k) + " recall / precision", format("%.3f / %.3f", m.top_k_recall, m.top_k_precision));
+    line("top-" + std::to_string(m.top_k) + " recall / precision", format("%.3f / %.3f", m.top_k_recall, m.top_k_precision) +
+                                                                      (m.all_entries ? "" : "   (ties counted)"));
   }
 
   const auto& t = c.timings();
@@ -113,14 +132,8 @@ void print_sketch_answer_text(const SketchAnswerReport& r, std::ostream& out) {
       << number(c.sigma()) << "\n\n";
   out << selection_heading(r.selection, r.entries.size(), c.repetitions()) << (r.entries.empty() ? "\n" : ":\n");
   if (!r.entries.empty()) print_entry_table(r.entries, r.selection.kind != Selection::Kind::query, out);
+  if (r.selection.kind != Selection::Kind::query) print_significance(r.significance, r.entries.size(), out);
   if (!r.output_path.empty()) out << "wrote     " << r.output_path << " (Matrix Market coordinate, " << r.entries.size() << " entries)\n";
-}
-
-std::vector<ReportedEntry> to_reported(const std::vector<pagh::Entry>& entries) {
-  std::vector<ReportedEntry> out;
-  out.reserve(entries.size());
-  for (const auto& e : entries) out.push_back({e.row + 1, e.col + 1, e.value, e.spread, std::nullopt});
-  return out;
 }
 
 }  // namespace pagh_mm

@@ -63,8 +63,9 @@ int run_query(const std::vector<std::string>& args) {
       usage_error("query", "entry (" + std::to_string(i) + ", " + std::to_string(j) + ") is outside the " +
                                std::to_string(product.rows()) + " x " + std::to_string(product.cols()) +
                                " product (indices are 1-based)");
-    const pagh::Entry e = product.entry(i - 1, j - 1);
-    report.entries.push_back({i, j, e.value, e.spread, std::nullopt});
+    pagh::Entry e = product.entry(i - 1, j - 1);
+    e.row = i - 1, e.col = j - 1;
+    report.entries.push_back(to_reported({e}, product.sigma()).front());
   }
   print_sketch_answer(report, diag.format, std::cout);
   return 0;

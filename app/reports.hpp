@@ -23,9 +23,26 @@ struct ReportedEntry {
   std::int64_t row = 0, col = 0;  // 1-based
   double estimate = 0, spread = 0;
   std::optional<double> exact;
+  double z = 0;  // |estimate| / sigma
 };
 
-std::vector<ReportedEntry> to_reported(const std::vector<pagh::Entry>& entries);
+// sigma: the product's sigma(), for the z-scores.
+std::vector<ReportedEntry> to_reported(const std::vector<pagh::Entry>& entries, double sigma);
+
+// Whether the reported entries stand out from noise (sketch/significance.hpp), and how they were
+// found (sketch/recovery.hpp).
+struct Significance {
+  double candidates = 0;      // m * p estimates
+  double ceiling = 0;         // z of the largest estimate noise alone is expected to reach
+  double expected_noise = 0;  // pure-noise estimates expected at or above the weakest reported z
+  double min_z = 0, max_z = 0;  // the weakest and strongest reported z
+  std::int64_t resolve_buckets = 0;  // b at which the weakest reported entry would reach the ceiling (0: it does)
+  std::string recovery;       // which method found the entries, and its cost
+};
+Significance assess_significance(const pagh::CompressedProduct& product, const std::vector<ReportedEntry>& entries,
+                                 const pagh::RecoveryStats& recovery);
+// One line for stderr when every reported entry is below the noise ceiling; empty otherwise.
+std::string noise_warning(const Significance& s, std::size_t reported);
 
 struct InputSummary {
   std::string path;
@@ -48,6 +65,7 @@ struct MultiplyReport {
   const pagh::CompressedProduct* product = nullptr;
   Selection selection;
   std::vector<ReportedEntry> entries;
+  Significance significance;
   std::optional<pagh::Metrics> metrics;
   std::string exact_method;
   double read_a_ms = 0, read_b_ms = 0, select_ms = 0, exact_ms = 0, verify_ms = 0, write_ms = 0, total_ms = 0;
@@ -62,6 +80,7 @@ struct SketchAnswerReport {
   const pagh::CompressedProduct* product = nullptr;
   Selection selection;
   std::vector<ReportedEntry> entries;
+  Significance significance;
   std::string output_path;  // top -o
 };
 

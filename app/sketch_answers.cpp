@@ -1,6 +1,7 @@
 #include "sketch_answers.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <filesystem>
 
@@ -28,6 +29,12 @@ pagh::CompressedProduct load_sketch(const std::string& path) {
     throw CliError(cannot_open ? ExitCode::no_input : ExitCode::data, path,
                    cannot_open ? "cannot open sketch file" : "not a usable sketch: " + reason);
   }
+}
+
+void report_significance(const Significance& significance, std::size_t reported, const Diagnostics& diag) {
+  if (diag.verbose() && !significance.recovery.empty()) std::fprintf(stderr, "pagh-mm: entries selected by %s\n", significance.recovery.c_str());
+  const std::string warning = noise_warning(significance, reported);
+  if (!diag.quiet() && !warning.empty()) std::fprintf(stderr, "pagh-mm: warning: %s\n", warning.c_str());
 }
 
 std::vector<pagh::Entry> entries_above(const pagh::CompressedProduct& product, double threshold,

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "common_options.hpp"
+#include "reports.hpp"
 #include "sketch/compressed_product.hpp"
 
 namespace pagh_mm {
@@ -15,6 +17,13 @@ namespace pagh_mm {
 // 66 when the file cannot be opened, 65 when it is not a valid sketch (wrong magic, version,
 // truncated, checksum mismatch), each with the library's reason.
 pagh::CompressedProduct load_sketch(const std::string& path);
+
+// The most entries a threshold query may select (more is a usage error: the threshold is too low).
+inline constexpr std::size_t kMaxAboveEntries = std::size_t{1} << 26;
+
+// On stderr: the recovery method with -v, and (unless -q) a warning when every reported entry is
+// below the noise ceiling (Significance in reports.hpp).
+void report_significance(const Significance& significance, std::size_t reported, const Diagnostics& diag);
 
 // Every entry with |estimate| >= threshold, largest first (ties: row, then column), at most `cap`.
 // More than 2^26 such entries is a usage error (64) naming `option`: the threshold is too low.

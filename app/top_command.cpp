@@ -31,7 +31,8 @@ int run_top(const std::vector<std::string>& args) {
   visible.add_options()
       ("top,k", po::value<std::string>()->value_name("K"), "the K entries of largest |estimate| [10]")
       ("threshold", po::value<std::string>()->value_name("T"), "every entry with |estimate| >= T instead (at most K with -k)")
-      ("output,o", po::value<std::string>()->value_name("FILE"), "also write them as a Matrix Market coordinate file");
+      ("output,o", po::value<std::string>()->value_name("FILE"), "also write them as a Matrix Market coordinate file")
+      ("exhaustive", "evaluate all m*p estimates (the oracle; by default entries come from the sketch's heavy buckets)");
   visible.add(format_option_group()).add(diagnostic_option_group(false));
   visible.add_options()("help,h", "show this help");
   po::options_description all;
@@ -64,11 +65,13 @@ int run_top(const std::vector<std::string>& args) {
       static_cast<double>(selection.k) > static_cast<double>(product.rows()) * static_cast<double>(product.cols()))
     std::fprintf(stderr, "pagh-mm: -k %zu exceeds the number of entries of C (%lld x %lld): every entry is reported\n",
                  selection.k, static_cast<long long>(product.rows()), static_cast<long long>(product.cols()));
+  const pagh::Recovery how = vm.count("exhaustive") ? pagh::Recovery::exhaustive : pagh::Recovery::automatic;
+  pagh::RecoveryStats recovery;
   std::vector<pagh::Entry> entries;
   if (selection.kind == Selection::Kind::top) {
-    entries = product.top_k(selection.k);
+    entries = product.top_k(selection.k, how, &recovery);
   } else {
-    entries = entries_above(product, *selection.threshold,
+    entries = entries_above([&](double t) { return product.above(t, kMaxAboveEntries, how, &recovery); }, *selection.threshold,
                             selection.limited ? std::optional<std::size_t>(selection.k) : std::nullopt, "--threshold");
   }
 
@@ -94,7 +97,9 @@ int run_top(const std::vector<std::string>& args) {
   report.sketch_path = paths[0];
   report.product = &product;
   report.selection = selection;
-  report.entries = to_reported(entries);
+  report.entries = to_reported(entries, product.sigma());
+  report.significance = assess_significance(product, report.entries, recovery);
+  report_significance(report.significance, report.entries.size(), diag);
   report.output_path = output_path;
   print_sketch_answer(report, diag.format, std::cout);
   return 0;

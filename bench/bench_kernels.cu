@@ -1,8 +1,13 @@
 // Device helpers of sketch_bench --backend cuda: input conversion and transposition (setup, untimed).
+#include <cub/device/device_radix_sort.cuh>
 #include <cuda_bf16.h>
 
+#include <algorithm>
 #include <cstddef>
+#include <stdexcept>
+#include <string>
 
+#include "device_top_k.hpp"
 #include "sketch_bench_cuda.hpp"
 
 namespace {
@@ -19,7 +24,35 @@ __global__ void transpose(const float* in, float* out, std::int64_t n) {
   for (int y = threadIdx.y; y < 32; y += blockDim.y)
     if (r0 + y < n && c0 + threadIdx.x < n) out[(c0 + threadIdx.x) + (r0 + y) * n] = tile[threadIdx.x][y];
 }
+__global__ void magnitudes_and_positions(const float* values, std::int64_t n, unsigned* keys, std::int64_t* positions) {
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n; i += std::int64_t{gridDim.x} * blockDim.x) {
+    keys[i] = __float_as_uint(fabsf(values[i]));  // non-negative floats order like their bits
+    positions[i] = i;
+  }
+}
+void check_cuda(cudaError_t s, const char* what) {
+  if (s != cudaSuccess) throw std::runtime_error(std::string("device_top_k_positions: ") + what + ": " + cudaGetErrorString(s));
+}
 }  // namespace
+
+void device_top_k_positions(const float* values, std::int64_t n, std::size_t k, std::vector<std::int64_t>& positions) {
+  positions.assign(std::min<std::size_t>(k, static_cast<std::size_t>(n)), 0);
+  if (positions.empty()) return;
+  unsigned *keys = nullptr, *sorted_keys = nullptr;
+  std::int64_t *pos = nullptr, *sorted_pos = nullptr;
+  void* temp = nullptr;
+  std::size_t bytes = 0;
+  check_cuda(cudaMalloc(&keys, n * sizeof(unsigned)), "cudaMalloc");
+  check_cuda(cudaMalloc(&sorted_keys, n * sizeof(unsigned)), "cudaMalloc");
+  check_cuda(cudaMalloc(&pos, n * sizeof(std::int64_t)), "cudaMalloc");
+  check_cuda(cudaMalloc(&sorted_pos, n * sizeof(std::int64_t)), "cudaMalloc");
+  magnitudes_and_positions<<<1024, 256>>>(values, n, keys, pos);
+  check_cuda(cub::DeviceRadixSort::SortPairsDescending(nullptr, bytes, keys, sorted_keys, pos, sorted_pos, n), "sort");
+  check_cuda(cudaMalloc(&temp, bytes), "cudaMalloc");
+  check_cuda(cub::DeviceRadixSort::SortPairsDescending(temp, bytes, keys, sorted_keys, pos, sorted_pos, n), "sort");
+  check_cuda(cudaMemcpy(positions.data(), sorted_pos, positions.size() * sizeof(std::int64_t), cudaMemcpyDeviceToHost), "download");
+  cudaFree(temp), cudaFree(keys), cudaFree(sorted_keys), cudaFree(pos), cudaFree(sorted_pos);
+}
 
 void round_to_bf16(const float* in, void* out, std::size_t n) { to_bf16<<<1024, 256>>>(in, static_cast<__nv_bfloat16*>(out), n); }
 void transpose_square(const float* in, float* out, std::int64_t n) {

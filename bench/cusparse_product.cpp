@@ -1,6 +1,7 @@
 // The exact sparse product on the GPU for sketch_bench (cusparse_product.hpp): cuSPARSE SpGEMM,
 // checked against Eigen's product so that the time is that of a correct result.
 #include "cusparse_product.hpp"
+#include "device_top_k.hpp"
 
 #include <cuda_runtime.h>
 #include <cusparse.h>
@@ -8,6 +9,7 @@
 #include <Eigen/SparseCore>
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -61,8 +63,13 @@ struct HostCsr {
   std::vector<float> values;
 };
 
-// One complete SpGEMM, C = A B; with `result`, C is also copied to the host.
-void spgemm(cusparseHandle_t handle, DeviceCsr& a, DeviceCsr& b, HostCsr* result, std::int64_t* nnz_out) {
+// What a caller does with C while it is on the device (offsets, columns, values, rows, nnz).
+using OnDevice = std::function<void(const int*, const int*, const float*, std::int64_t, std::int64_t)>;
+
+// One complete SpGEMM, C = A B; with `result`, C is also copied to the host; with `use`, C is
+// handed to it before it is freed.
+void spgemm(cusparseHandle_t handle, DeviceCsr& a, DeviceCsr& b, HostCsr* result, std::int64_t* nnz_out,
+            const OnDevice& use = nullptr) {
   const float one = 1.0f, zero = 0.0f;
   constexpr auto op = CUSPARSE_OPERATION_NON_TRANSPOSE;
   constexpr auto alg = CUSPARSE_SPGEMM_DEFAULT;
@@ -94,6 +101,7 @@ void spgemm(cusparseHandle_t handle, DeviceCsr& a, DeviceCsr& b, HostCsr* result
     check(cudaMemcpy(result->columns.data(), c_columns.p, nnz * sizeof(int), cudaMemcpyDeviceToHost), "download");
     check(cudaMemcpy(result->values.data(), c_values.p, nnz * sizeof(float), cudaMemcpyDeviceToHost), "download");
   }
+  if (use) use(c_offsets.p, c_columns.p, c_values.p, rows, nnz);
   *nnz_out = nnz;
   cusparseSpGEMM_destroyDescr(desc);
   cusparseDestroySpMat(ma), cusparseDestroySpMat(mb), cusparseDestroySpMat(mc);
@@ -130,6 +138,44 @@ GpuSparseProduct cusparse_product(const Eigen::SparseMatrix<double>& a, const Ei
       std::int64_t nnz = 0;
       spgemm(handle, da, db, nullptr, &nnz);
       times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(times.begin(), times.end());
+    out.ms = times[times.size() / 2];
+  } catch (...) {
+    cusparseDestroy(handle);
+    throw;
+  }
+  cusparseDestroy(handle);
+  return out;
+}
+
+GpuSparseTopK cusparse_top_k(const Eigen::SparseMatrix<double>& a, const Eigen::SparseMatrix<double>& b, std::size_t k, int reps) {
+  cusparseHandle_t handle;
+  check(cusparseCreate(&handle), "cusparseCreate");
+  GpuSparseTopK out;
+  try {
+    DeviceCsr da(a), db(b);
+    const OnDevice select = [&](const int* offsets, const int* columns, const float* values, std::int64_t rows, std::int64_t nnz) {
+      std::vector<std::int64_t> positions;
+      device_top_k_positions(values, nnz, k, positions);
+      // Positions to (row, column, value): the row offsets and the k columns and values.
+      std::vector<int> host_offsets(static_cast<std::size_t>(rows) + 1);
+      check(cudaMemcpy(host_offsets.data(), offsets, host_offsets.size() * sizeof(int), cudaMemcpyDeviceToHost), "download");
+      out.top.clear();
+      for (std::int64_t at : positions) {
+        int column = 0;
+        float value = 0;
+        check(cudaMemcpy(&column, columns + at, sizeof column, cudaMemcpyDeviceToHost), "download");
+        check(cudaMemcpy(&value, values + at, sizeof value, cudaMemcpyDeviceToHost), "download");
+        const auto row = std::upper_bound(host_offsets.begin(), host_offsets.end(), static_cast<int>(at)) - host_offsets.begin() - 1;
+        out.top.push_back({row, column, value, 0});
+      }
+    };
+    std::vector<double> times;
+    for (int r = 0; r < std::max(reps, 1) + 1; ++r) {  // the first run warms up
+      const auto t0 = std::chrono::steady_clock::now();
+      spgemm(handle, da, db, nullptr, &out.nnz, select);
+      if (r > 0) times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
     std::sort(times.begin(), times.end());
     out.ms = times[times.size() / 2];

@@ -4,6 +4,9 @@
 
 #include <Eigen/SparseCore>
 #include <cstdint>
+#include <vector>
+
+#include "sketch/entry.hpp"
 
 struct GpuSparseProduct {
   double ms = -1;                   // median over the reps of the whole SpGEMM on device-resident inputs
@@ -16,3 +19,13 @@ struct GpuSparseProduct {
 // compute, C's allocation, copy, release), synchronized, so its output is complete. Throws
 // std::runtime_error on a CUDA or cuSPARSE failure.
 GpuSparseProduct cusparse_product(const Eigen::SparseMatrix<double>& a, const Eigen::SparseMatrix<double>& b, int reps);
+
+// What a GPU user would write instead of a sketch to find the k largest entries of a sparse product:
+// cuSPARSE SpGEMM, then a device sort of |C|'s nonzero values (largest first) and the first k
+// copied back. ms: median over the reps of the whole sequence (SpGEMM, sort, copy), synchronized.
+struct GpuSparseTopK {
+  double ms = -1;
+  std::int64_t nnz = 0;
+  std::vector<pagh::Entry> top;  // value = C_ij in FP32 (converted), largest |value| first
+};
+GpuSparseTopK cusparse_top_k(const Eigen::SparseMatrix<double>& a, const Eigen::SparseMatrix<double>& b, std::size_t k, int reps);

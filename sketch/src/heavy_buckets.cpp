@@ -18,42 +18,74 @@ namespace {
 
 using index = std::int64_t;
 
-// One side's indices grouped by their bucket in one repetition: a counting sort by the top bits
-// of the bucket (about one index per group), so memory stays O(n) whatever b is. Within a group
-// indices are ascending.
+// One side's indices grouped by their bucket in one repetition t: a counting sort by the top bits
+// of the bucket (about one index per group), so memory stays O(n d) whatever b is. Each record
+// keeps the index's buckets in every repetition, so that a candidate pair's other buckets are read
+// from the record's cache line, not from d scattered tables. Within a group indices ascend.
 class BucketIndex {
  public:
-  BucketIndex(const std::uint32_t* hashes, index n, std::int64_t buckets) {
-    const int log2b = std::countr_zero(static_cast<std::uint64_t>(buckets));
+  BucketIndex(const HashTables& tables, bool rows, int t) : d_(tables.repetitions), t_(t) {
+    const index n = rows ? tables.m : tables.p;
+    const auto hash = [&](int r, index i) { return rows ? tables.h1(r, i) : tables.h2(r, i); };
+    const int log2b = std::countr_zero(static_cast<std::uint64_t>(tables.buckets));
     int bits = 0;
     while (bits < log2b && (index{1} << bits) < n) ++bits;
     shift_ = log2b - bits;
+    occupied_.assign((static_cast<std::size_t>(tables.buckets) + 63) / 64, 0);
     starts_.assign((std::size_t{1} << bits) + 1, 0);
-    for (index i = 0; i < n; ++i) ++starts_[(hashes[i] >> shift_) + 1];
+    for (index i = 0; i < n; ++i) {
+      const std::uint32_t h = hash(t, i);
+      occupied_[h / 64] |= std::uint64_t{1} << (h % 64);
+      ++starts_[(h >> shift_) + 1];
+    }
     for (std::size_t g = 1; g < starts_.size(); ++g) starts_[g] += starts_[g - 1];
     keys_.resize(static_cast<std::size_t>(n));
+    hashes_.resize(static_cast<std::size_t>(n) * d_);
     ids_.resize(static_cast<std::size_t>(n));
     std::vector<index> fill(starts_.begin(), starts_.end() - 1);
     for (index i = 0; i < n; ++i) {
-      const auto at = static_cast<std::size_t>(fill[hashes[i] >> shift_]++);
-      keys_[at] = hashes[i];
+      const auto at = static_cast<std::size_t>(fill[hash(t, i) >> shift_]++);
+      keys_[at] = hash(t, i);
+      for (int r = 0; r < d_; ++r) hashes_[at * d_ + r] = hash(r, i);
       ids_[at] = i;
     }
   }
 
-  // Calls f(i) for every index i whose bucket is `bucket`, in ascending order.
+  // Calls f(i, buckets) for every index i whose bucket in repetition t is `bucket`, in ascending
+  // order; buckets[r] is its bucket in repetition r. Most buckets are empty (b exceeds the side by
+  // the padding): one bit, in cache, says so.
   template <class F>
   void for_each(std::uint32_t bucket, F&& f) const {
+    if (!((occupied_[bucket / 64] >> (bucket % 64)) & 1)) return;
     const std::size_t group = bucket >> shift_;
     for (auto at = static_cast<std::size_t>(starts_[group]); at < static_cast<std::size_t>(starts_[group + 1]); ++at)
-      if (keys_[at] == bucket) f(ids_[at]);
+      if (keys_[at] == bucket) f(ids_[at], hashes_.data() + at * d_);
   }
 
  private:
-  int shift_ = 0;
-  std::vector<index> starts_;
-  std::vector<std::uint32_t> keys_;
+  int d_, t_, shift_ = 0;
+  std::vector<std::uint64_t> occupied_;  // bit h: some index has bucket h in repetition t
+  std::vector<index> starts_;            // group g (buckets sharing their top bits) at [starts_[g], starts_[g + 1])
+  std::vector<std::uint32_t> keys_;      // bucket in repetition t
+  std::vector<std::uint32_t> hashes_;    // buckets in every repetition, d per index
   std::vector<index> ids_;
+};
+
+// Which buckets are heavy (|c_t[h]| >= tau), one bit each per repetition: small enough to stay in
+// cache where the sketches are not.
+class HeavyBits {
+ public:
+  HeavyBits(std::span<const double> sketches, std::int64_t buckets, int repetitions, double tau)
+      : words_((static_cast<std::size_t>(buckets) + 63) / 64), bits_(words_ * repetitions, 0) {
+    for (int t = 0; t < repetitions; ++t)
+      for (std::size_t h = 0; h < static_cast<std::size_t>(buckets); ++h)
+        if (std::fabs(sketches[t * static_cast<std::size_t>(buckets) + h]) >= tau) bits_[t * words_ + h / 64] |= std::uint64_t{1} << (h % 64);
+  }
+  bool heavy(int t, std::uint32_t h) const { return (bits_[t * words_ + h / 64] >> (h % 64)) & 1; }
+
+ private:
+  std::size_t words_;
+  std::vector<std::uint64_t> bits_;
 };
 
 // The k-th largest |c_t[h]| over all repetitions (k >= 1), selected in `pool`, a copy of every
@@ -68,49 +100,53 @@ double pooled_magnitude(std::vector<double>& pool, std::size_t& ranked, std::siz
 }
 
 // Calls sink.take(entry) for every entry with |median| >= tau exactly once (sinks: one per
-// thread) and returns the number of pairs evaluated. For each repetition t of plan.reps, each
-// index u of the shorter side and each heavy bucket h, the longer side's indices in bucket
-// h XOR hash_t(u) pair with u; a pair heavy in an earlier repetition of plan.reps was taken there.
+// thread) and returns the number of pairs whose median was evaluated. For each repetition t of
+// plan.reps, each index u of the shorter side and each heavy bucket h, the longer side's indices in
+// bucket h XOR hash_t(u) pair with u. A pair heavy in an earlier repetition of plan.reps was taken
+// there; a pair heavy in fewer than ceil(d/2) repetitions cannot reach tau and is skipped unread.
 template <class Sink>
 std::int64_t enumerate_heavy(const HashTables& tables, std::span<const double> sketches, double tau,
                              const recovery::RoundPlan& plan, std::vector<Sink>& sinks) {
   const recovery::Shape shape{tables.m, tables.p, tables.buckets, tables.repetitions};
   const bool rows_outer = shape.rows_outer();
-  const index outer = rows_outer ? shape.rows : shape.cols, inner = rows_outer ? shape.cols : shape.rows;
-  const int d = shape.repetitions;
+  const index outer = rows_outer ? shape.rows : shape.cols;
+  const int d = shape.repetitions, needed = recovery::heavy_needed(d);
   const auto b = static_cast<std::size_t>(shape.buckets);
   const std::size_t reps = plan.reps.size();
+  const HeavyBits heavy_bits(sketches, shape.buckets, d, tau);
   std::vector<BucketIndex> lookup;
   std::vector<std::vector<std::uint32_t>> heavy(reps);
   for (std::size_t s = 0; s < reps; ++s) {
     const int t = plan.reps[s];
-    const std::uint32_t* inner_hash = (rows_outer ? tables.bucket_b.data() : tables.bucket_a.data()) + t * inner;
-    lookup.emplace_back(inner_hash, inner, shape.buckets);
-    const double* ct = sketches.data() + t * b;
+    lookup.emplace_back(tables, !rows_outer, t);
     for (std::size_t h = 0; h < b; ++h)
-      if (std::fabs(ct[h]) >= tau) heavy[s].push_back(static_cast<std::uint32_t>(h));
+      if (heavy_bits.heavy(t, static_cast<std::uint32_t>(h))) heavy[s].push_back(static_cast<std::uint32_t>(h));
   }
-  auto bucket_of = [&](int t, index i, index j) { return tables.h1(t, i) ^ tables.h2(t, j); };
   std::atomic<std::int64_t> evaluated{0};
 #pragma omp parallel num_threads(static_cast<int>(sinks.size()))
   {
     Sink& sink = sinks[static_cast<std::size_t>(omp_get_thread_num())];
     std::vector<double> single(static_cast<std::size_t>(d));
+    std::vector<std::uint32_t> hu(static_cast<std::size_t>(d));
     std::int64_t mine = 0;
 #pragma omp for schedule(dynamic, 64)
     for (index u = 0; u < outer; ++u) {
       if (sink.stopped()) continue;
+      for (int r = 0; r < d; ++r) hu[static_cast<std::size_t>(r)] = rows_outer ? tables.h1(r, u) : tables.h2(r, u);
       for (std::size_t s = 0; s < reps; ++s) {
         const int t = plan.reps[s];
-        const std::uint32_t hu = rows_outer ? tables.h1(t, u) : tables.h2(t, u);
         for (std::uint32_t h : heavy[s]) {
-          lookup[s].for_each(h ^ hu, [&](index v) {
-            const index i = rows_outer ? u : v, j = rows_outer ? v : u;
+          lookup[s].for_each(h ^ hu[static_cast<std::size_t>(t)], [&](index v, const std::uint32_t* hv) {
             for (std::size_t e = 0; e < s; ++e)
-              if (std::fabs(sketches[plan.reps[e] * b + bucket_of(plan.reps[e], i, j)]) >= tau) return;
+              if (heavy_bits.heavy(plan.reps[e], hu[static_cast<std::size_t>(plan.reps[e])] ^ hv[plan.reps[e]])) return;
+            int count = 0;
+            for (int r = 0; r < d; ++r) count += heavy_bits.heavy(r, hu[static_cast<std::size_t>(r)] ^ hv[r]);
+            if (count < needed) return;
             ++mine;
+            const index i = rows_outer ? u : v, j = rows_outer ? v : u;
             for (int r = 0; r < d; ++r)
-              single[static_cast<std::size_t>(r)] = tables.s1(r, i) * tables.s2(r, j) * sketches[r * b + bucket_of(r, i, j)];
+              single[static_cast<std::size_t>(r)] =
+                  tables.s1(r, i) * tables.s2(r, j) * sketches[r * b + (hu[static_cast<std::size_t>(r)] ^ hv[r])];
             const Entry entry = detail::summarize(i, j, single);
             if (std::fabs(entry.value) >= tau) sink.take(entry);
           });

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <set>
+#include <vector>
 #include <utility>
 
 #include "pagh/error.hpp"
@@ -30,6 +32,26 @@ Eigen::MatrixXd exact_product(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B
 Eigen::MatrixXd exact_product(const Eigen::SparseMatrix<double>& A, const Eigen::SparseMatrix<double>& B, double* ms) {
   if (A.cols() != B.rows()) throw Error("pagh::exact_product", "dimension mismatch: cols(A) != rows(B)");
   return timed([&] { return Eigen::MatrixXd(Eigen::SparseMatrix<double>(A * B)); }, ms);
+}
+
+Eigen::SparseMatrix<double> exact_sparse_product(const Eigen::SparseMatrix<double>& A, const Eigen::SparseMatrix<double>& B,
+                                                 double* ms) {
+  if (A.cols() != B.rows()) throw Error("pagh::exact_sparse_product", "dimension mismatch: cols(A) != rows(B)");
+  const auto t0 = std::chrono::steady_clock::now();
+  Eigen::SparseMatrix<double> C = A * B;
+  if (ms) *ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return C;
+}
+
+double product_work(const Eigen::SparseMatrix<double>& A, const Eigen::SparseMatrix<double>& B) {
+  if (A.cols() != B.rows()) throw Error("pagh::product_work", "dimension mismatch: cols(A) != rows(B)");
+  std::vector<double> per_row(static_cast<std::size_t>(B.rows()), 0.0);  // nnz of each row of B
+  for (Eigen::Index j = 0; j < B.outerSize(); ++j)
+    for (Eigen::SparseMatrix<double>::InnerIterator it(B, j); it; ++it) per_row[static_cast<std::size_t>(it.row())] += 1;
+  double work = 0;
+  for (Eigen::Index k = 0; k < A.outerSize(); ++k)
+    work += static_cast<double>(A.col(k).nonZeros()) * per_row[static_cast<std::size_t>(k)];
+  return work;
 }
 
 Metrics verify(const CompressedProduct& product, const Eigen::MatrixXd& exact, std::size_t k) {
@@ -62,6 +84,44 @@ Metrics verify(const CompressedProduct& product, const Eigen::MatrixXd& exact, s
   std::size_t hits = 0;
   for (const Entry& e : found) hits += truth.count({e.row, e.col});
   m.top_k_recall = static_cast<double>(hits) / static_cast<double>(k);
+  m.top_k_precision = found.empty() ? 0.0 : static_cast<double>(hits) / static_cast<double>(found.size());
+  return m;
+}
+
+Metrics verify(const CompressedProduct& product, const Eigen::SparseMatrix<double>& exact, std::size_t k) {
+  if (exact.rows() != product.rows() || exact.cols() != product.cols())
+    throw Error("pagh::verify", "the exact product's shape differs from the sketch's");
+  Metrics m;
+  m.all_entries = false;
+  m.relative_frobenius_error = NAN;
+  m.frobenius_estimate = product.frobenius_estimate();
+  std::vector<double> magnitudes;
+  magnitudes.reserve(static_cast<std::size_t>(exact.nonZeros()));
+  long double squares = 0;
+  for (Eigen::Index j = 0; j < exact.outerSize(); ++j)
+    for (Eigen::SparseMatrix<double>::InnerIterator it(exact, j); it; ++it) {
+      squares += static_cast<long double>(it.value()) * it.value();
+      magnitudes.push_back(std::fabs(it.value()));
+      m.max_abs_error = std::max(m.max_abs_error, std::fabs(product.estimate(it.row(), it.col()) - it.value()));
+    }
+  m.frobenius_exact = static_cast<double>(std::sqrt(squares));
+  const double total = static_cast<double>(exact.rows()) * static_cast<double>(exact.cols());
+  k = static_cast<std::size_t>(std::min<double>(static_cast<double>(k), total));
+  m.top_k = k;
+  const auto found = k ? product.top_k(k) : std::vector<Entry>{};
+  for (const Entry& e : found) m.max_abs_error = std::max(m.max_abs_error, std::fabs(e.value - exact.coeff(e.row, e.col)));
+  const double sigma = m.frobenius_exact / std::sqrt(static_cast<double>(product.buckets()));
+  m.max_error_in_sigmas = sigma > 0 ? m.max_abs_error / sigma : 0.0;
+  if (k == 0) return m;
+  // The k-th largest exact magnitude (zero when C has fewer than k nonzeros).
+  double kth = 0;
+  if (magnitudes.size() >= k) {
+    std::nth_element(magnitudes.begin(), magnitudes.begin() + static_cast<std::ptrdiff_t>(k - 1), magnitudes.end(), std::greater<>());
+    kth = magnitudes[k - 1];
+  }
+  std::size_t hits = 0;
+  for (const Entry& e : found) hits += std::fabs(exact.coeff(e.row, e.col)) >= kth;
+  m.top_k_recall = static_cast<double>(std::min(hits, k)) / static_cast<double>(k);
   m.top_k_precision = found.empty() ? 0.0 : static_cast<double>(hits) / static_cast<double>(found.size());
   return m;
 }

@@ -102,14 +102,23 @@ void expect_device_answers_like_host(const CompressedProduct& host) {
   EXPECT_EQ(device.frobenius_estimate(), host.frobenius_estimate());
   EXPECT_EQ(device.sigma(), host.sigma());
   const std::size_t all = static_cast<std::size_t>(host.rows() * host.cols());
+  using pagh::Recovery;
   for (std::size_t k : {std::size_t{1}, std::size_t{7}, all / 3 + 1, all}) {
     SCOPED_TRACE("k = " + std::to_string(k));
-    expect_same_entries(device.top_k(k), host.top_k(k));
+    const auto oracle = host.top_k(k, Recovery::exhaustive);
+    for (Recovery how : {Recovery::automatic, Recovery::heavy_buckets, Recovery::exhaustive}) {
+      SCOPED_TRACE("recovery " + std::to_string(static_cast<int>(how)));
+      expect_same_entries(device.top_k(k, how), oracle);
+    }
   }
   for (std::size_t r : {std::size_t{0}, std::size_t{12}, all / 2}) {
     const double threshold = magnitude_at_rank(host, std::min(r, all - 1));
     SCOPED_TRACE("threshold " + std::to_string(threshold));
-    expect_same_entries(device.above(threshold), host.above(threshold));
+    const auto oracle = host.above(threshold, std::size_t{1} << 26, Recovery::exhaustive);
+    for (Recovery how : {Recovery::automatic, Recovery::heavy_buckets, Recovery::exhaustive}) {
+      SCOPED_TRACE("recovery " + std::to_string(static_cast<int>(how)));
+      expect_same_entries(device.above(threshold, std::size_t{1} << 26, how), oracle);
+    }
   }
   expect_same_matrix(device.decompress(), host.decompress());
 }
@@ -180,6 +189,43 @@ TEST(CudaProduct, RefusesTooManyEntriesOversizedDecompressionAndBadThresholds) {
   EXPECT_THROW(device.above(std::nan("")), pagh::Error);
   EXPECT_THROW(device.decompress(8 * 600 - 1), pagh::Error);
   EXPECT_EQ(device.decompress(8 * 600).size(), 600);
+}
+
+// Heavy-bucket recovery on the device at a size where the scan is far dearer: the automatic
+// choice must take it, and its answers equal the device's exhaustive scan and the host's recovery.
+TEST(CudaProduct, HeavyBucketRecoveryEqualsTheScanOnALargeSparseProduct) {
+  REQUIRE_CUDA_DEVICE();
+  TRACE_SEED();
+  auto rng = test_rng();
+  const int n = 30000, K = 30000;
+  std::vector<Eigen::Triplet<double>> ta, tb;
+  std::uniform_int_distribution<int> index(0, n - 1), value(-3, 3);
+  for (int k = 0; k < K; ++k)
+    for (int r = 0; r < 4; ++r) {
+      ta.emplace_back(index(rng), k, value(rng));
+      tb.emplace_back(k, index(rng), value(rng));
+    }
+  Eigen::SparseMatrix<double> A(n, K), B(K, n);
+  A.setFromTriplets(ta.begin(), ta.end());
+  B.setFromTriplets(tb.begin(), tb.end());
+  for (int d : {3, 4}) {
+    SCOPED_TRACE("d = " + std::to_string(d));
+    const DeviceProduct device = pagh::cuda::compress(A, B, {.repetitions = d, .seed = rng()});
+    const CompressedProduct host = device.to_host();
+    for (std::size_t k : {std::size_t{20}, std::size_t{1000}}) {
+      pagh::RecoveryStats stats;
+      const auto fast = device.top_k(k, pagh::Recovery::automatic, &stats);
+      EXPECT_FALSE(stats.exhaustive) << stats.reason;
+      expect_same_entries(fast, device.top_k(k, pagh::Recovery::exhaustive));
+      expect_same_entries(fast, host.top_k(k));
+    }
+    const double threshold = std::fabs(host.top_k(500).back().value);
+    pagh::RecoveryStats stats;
+    const auto fast = device.above(threshold, std::size_t{1} << 26, pagh::Recovery::automatic, &stats);
+    EXPECT_FALSE(stats.exhaustive) << stats.reason;
+    expect_same_entries(fast, device.above(threshold, std::size_t{1} << 26, pagh::Recovery::exhaustive));
+    expect_same_entries(fast, host.above(threshold));
+  }
 }
 
 TEST(CudaProduct, MoreRepetitionsThanTheKernelsHoldAnswerFromTheHost) {

@@ -20,13 +20,29 @@ struct Metrics {
   double top_k_recall = 0;              // |top-k(C^) ∩ top-k(C)| / k (by magnitude)
   double top_k_precision = 0;           // same over the returned entries
   double exact_ms = 0;                  // time of the exact product (filled by exact_product)
+  // True when the error metrics cover all m * p entries; false for verify() against a sparse exact
+  // product, where they cover the nonzeros of C and the sketch's top-k (relative_frobenius_error
+  // is then NaN: it needs every estimate).
+  bool all_entries = true;
 };
 
 // The exact product on the CPU (Eigen), timed.
 Eigen::MatrixXd exact_product(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B, double* ms = nullptr);
 Eigen::MatrixXd exact_product(const Eigen::SparseMatrix<double>& A, const Eigen::SparseMatrix<double>& B, double* ms = nullptr);
 
+// The exact sparse product on the CPU (Eigen), timed; and its cost, sum_k nnz(A[:,k]) nnz(B[k,:]),
+// the number of scalar products it forms (an upper bound on its nonzeros).
+Eigen::SparseMatrix<double> exact_sparse_product(const Eigen::SparseMatrix<double>& A, const Eigen::SparseMatrix<double>& B,
+                                                 double* ms = nullptr);
+double product_work(const Eigen::SparseMatrix<double>& A, const Eigen::SparseMatrix<double>& B);
+
 // Compares the sketch with the exact product C (m x p, as returned above); k for top-k metrics.
 Metrics verify(const CompressedProduct& product, const Eigen::MatrixXd& exact, std::size_t k);
+
+// The same against a sparse exact product, for products whose m x p estimate does not fit: nothing
+// of size m * p is formed. Recall and precision are tie-aware (an entry counts when its exact
+// |value| reaches the k-th largest); the error metrics cover the nonzeros of C and the reported
+// top-k (all_entries = false).
+Metrics verify(const CompressedProduct& product, const Eigen::SparseMatrix<double>& exact, std::size_t k);
 
 }  // namespace pagh
