@@ -213,7 +213,9 @@ int run_generate(const std::vector<std::string>& args) {
       planted = std::move(pair.planted);
     }
   } catch (const mio::MatrixMarketError& e) {
-    throw CliError(classify_write_failure(e.reason()), e.file(), e.reason());
+    // The writer names the path it wrote, a hidden staging name for a regular file: name the option.
+    const bool is_a = e.file() == staged_a.string();
+    throw CliError(classify_write_failure(e.reason()), is_a ? "--out-a " + out_a : "--out-b " + out_b, e.reason());
   } catch (const pagh::Error& e) {
     usage_error("generate " + workload, e.what());  // an option value the generator refuses
   }
