@@ -10,7 +10,9 @@
 
 #include "../special_files.hpp"
 #include "cli_test_support.hpp"
+#include "cli_error.hpp"
 #include "matrix_io/read.hpp"
+#include "output_files.hpp"
 
 namespace pagh_mm_test {
 namespace {
@@ -255,6 +257,45 @@ TEST_F(Outputs, InterruptedRunsLeaveNoStagedFiles) {
     EXPECT_EQ(work_files(), std::vector<std::string>{"sketch.pagh"});  // the FIFO, nothing else
     fs::remove(work("sketch.pagh"));
   }
+}
+
+}  // namespace
+}  // namespace pagh_mm_test
+
+namespace pagh_mm_test {
+namespace {
+
+// The study's writer (write_text_file_atomically: results.csv, summary.md) by the same rule.
+TEST_F(Outputs, StudyFilesFollowTheOutputRule) {
+  const auto code_of = [](const fs::path& path, const std::string& text) {
+    try {
+      pagh_mm::write_text_file_atomically(path, text, "--out");
+    } catch (const pagh_mm::CliError& e) {
+      return pagh_mm::to_int(e.code());
+    }
+    return 0;
+  };
+  fs::create_directories(work("real"));
+  { std::ofstream(work("real/results.csv")) << "old\n"; }
+  fs::create_symlink("real/results.csv", work("results.csv"));
+  EXPECT_EQ(code_of(work("results.csv"), "a,b\n"), 0);
+  EXPECT_TRUE(fs::is_symlink(work("results.csv")));
+  EXPECT_EQ(slurp(work("real/results.csv")), "a,b\n");
+  {
+    pagh_test::FifoReader reader(work("summary.md"));
+    ASSERT_EQ(reader.error(), "");
+    EXPECT_EQ(code_of(work("summary.md"), "# summary\n"), 0);
+    EXPECT_EQ(reader.bytes(), "# summary\n");
+  }
+  EXPECT_TRUE(pagh_test::is_fifo(work("summary.md")));
+  EXPECT_EQ(code_of(work("real"), "x"), 73);
+  EXPECT_EQ(code_of(work("missing/x.csv"), "x"), 73);
+  const std::string why = pagh_test::make_full_twin(work("full"));
+  if (!why.empty()) GTEST_SKIP() << why;
+  EXPECT_EQ(code_of(work("full"), "x"), 74);
+  EXPECT_TRUE(pagh_test::is_character_device(work("full")));
+  EXPECT_FALSE(has_hidden(work_files()));
+  EXPECT_FALSE(has_hidden(files_in(work("real"))));
 }
 
 }  // namespace
