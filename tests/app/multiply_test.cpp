@@ -104,7 +104,9 @@ TEST_F(Cli, JsonHasSchemaParametersSeedBackendTimingsAndNoMetricsWithoutVerify) 
   EXPECT_EQ(j["inner_paths"]["transformed"].get<int>() + j["inner_paths"]["direct"].get<int>() +
                 j["inner_paths"]["empty"].get<int>(),
             96);
-  EXPECT_GT(j["estimates"]["sigma"].get<double>(), 0);
+  // The error bars by definition: sigma = ||C||_F-estimate / sqrt(b), the estimate being the library's.
+  const double frobenius = j["estimates"]["frobenius"].get<double>();
+  EXPECT_NEAR(j["estimates"]["sigma"].get<double>(), frobenius / std::sqrt(1024.0), 1e-12 * frobenius);
 }
 
 // The options reach the library: the CLI's estimates equal pagh::compress's with the same parameters.
@@ -151,15 +153,26 @@ TEST_F(Cli, ResultsDependOnTheSeedButNotOnTheThreadCount) {
 }
 
 TEST_F(Cli, VerifyReportsMetricsAndTheExactValues) {
-  const json j = run_json({"--verify", "--top", "4", A(), B()});
+  const json j = run_json({"--verify", "--top", "4", "--backend", "cpu", A(), B()});
   ASSERT_TRUE(j["metrics"].is_object());
-  const Eigen::MatrixXd c = mio::read_dense<double>(A()) * mio::read_dense<double>(B());
+  const Eigen::MatrixXd a = mio::read_dense<double>(A()), b = mio::read_dense<double>(B());
+  const Eigen::MatrixXd c = a * b;
   const auto& m = j["metrics"];
   EXPECT_NEAR(m["frobenius_exact"].get<double>(), c.norm(), 1e-9 * c.norm());
   EXPECT_EQ(m["top_k"], 4);
   EXPECT_EQ(m["top_k_recall"], 1.0);  // the planted entries are the exact top 4 and are found
-  EXPECT_GE(m["relative_frobenius_error"].get<double>(), 0);
-  EXPECT_GE(m["max_abs_error"].get<double>(), 0);
+  EXPECT_EQ(m["top_k_precision"], 1.0);
+  // The metrics recomputed from their definitions, on the same sketch (default parameters: pad 8,
+  // 3 sketches, seed 1, fp32; the CPU backend's bits do not depend on the thread count).
+  const auto product = pagh::compress(a, b, pagh::SketchParams{});
+  const Eigen::MatrixXd estimate = product.decompress();
+  const double max_abs = (estimate - c).cwiseAbs().maxCoeff();
+  const double tol = 1e-12;
+  EXPECT_NEAR(m["relative_frobenius_error"].get<double>(), (estimate - c).norm() / c.norm(), tol);
+  EXPECT_NEAR(m["max_abs_error"].get<double>(), max_abs, tol * max_abs);
+  EXPECT_NEAR(m["max_error_in_sigmas"].get<double>(), max_abs / (c.norm() / std::sqrt(1024.0)), tol * max_abs);
+  EXPECT_NEAR(m["frobenius_estimate"].get<double>(), product.frobenius_estimate(), tol * c.norm());
+  EXPECT_GT(m["max_abs_error"].get<double>(), 0) << "an fp32 sketch of a dense product is not exact";
   for (const auto& e : j["entries"]) {
     const auto i = e["row"].get<int>() - 1, k = e["col"].get<int>() - 1;
     EXPECT_EQ(e["exact"].get<double>(), c(i, k));
