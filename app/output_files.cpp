@@ -84,10 +84,17 @@ fs::path OutputTransaction::stage(const std::string& target, std::string_view op
     s.direct = resolved.kind == pagh::OutputTarget::Kind::direct;
     s.staging = s.direct ? resolved.path : pagh::sibling_name(resolved.path, "pagh-mm-staged");
   }
+  // Two outputs naming one file (by path, or by device and inode when it exists) would overwrite
+  // each other: the second is refused.
+  const auto canonical = [](const fs::path& p) {
+    std::error_code ec;
+    fs::path c = fs::weakly_canonical(p, ec);
+    return ec ? p.lexically_normal() : c;
+  };
   for (const auto& other : staged_) {
     const bool same = other.target == target ||
                       (!s.destination.empty() && !other.destination.empty() &&
-                       (fs::weakly_canonical(other.destination) == fs::weakly_canonical(s.destination) ||
+                       (canonical(other.destination) == canonical(s.destination) ||
                         same_file(other.destination, s.destination)));
     if (same) usage_error(subject, "the same file is also the output of " + other.option);
   }
