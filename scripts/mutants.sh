@@ -53,7 +53,7 @@ m S6 sketch/recovery sketch/src/entry_ranking.hpp 's#if (x.row != y.row) return 
 m S7 sketch/recovery sketch/src/heavy_buckets.cpp 's#if (std::fabs(entry.value) >= tau) sink.take(entry);#if (std::fabs(entry.value) > tau) sink.take(entry);#' $st '^Recovery'
 m S8 sketch/recovery sketch/src/compressed_product.cpp 's#if (std::fabs(e.value) >= threshold) {#if (std::fabs(e.value) > threshold) {#' $st '^Recovery'
 m S9 sketch/verify sketch/src/verify.cpp 's#? err / m.frobenius_exact :#? err / m.frobenius_estimate :#' $st '^VerifyMetrics\.'
-m S10 sketch/verify sketch/src/verify.cpp 's#const double sigma = m.frobenius_exact / #const double sigma = m.frobenius_estimate / #' $st '^VerifyMetrics\.'
+m S10 sketch/verify sketch/src/verify.cpp '0,/sigma = m.frobenius_exact/s#const double sigma = m.frobenius_exact / #const double sigma = m.frobenius_estimate / #' $st '^VerifyMetrics\.'  # the dense verify()
 m S11 sketch/verify sketch/src/verify.cpp 's#(estimate - exact).cwiseAbs().maxCoeff()#(estimate - exact).maxCoeff()#' $st '^VerifyMetrics\.'
 m S12 sketch/verify sketch/src/verify.cpp 's#return x != y ? x > y : a < b;#return x != y ? x < y : a < b;#' $st '^VerifyMetrics\.'
 m S13 sketch/verify sketch/src/verify.cpp 's#hits += truth.count({e.row, e.col});#hits += truth.count({e.col, e.row});#' $st '^VerifyMetrics\.'
