@@ -149,36 +149,87 @@ GpuSparseProduct cusparse_product(const Eigen::SparseMatrix<double>& a, const Ei
   return out;
 }
 
+namespace {
+
+// A callback for spgemm(): the k largest |C_ij| of the product on the device, appended to `top`
+// with rows offset by `first_row`.
+OnDevice top_k_of_product(std::size_t k, std::int64_t first_row, std::vector<pagh::Entry>& top) {
+  return [k, first_row, &top](const int* offsets, const int* columns, const float* values, std::int64_t rows, std::int64_t nnz) {
+    std::vector<std::int64_t> positions;
+    device_top_k_positions(values, nnz, k, positions);
+    std::vector<int> host_offsets(static_cast<std::size_t>(rows) + 1);
+    check(cudaMemcpy(host_offsets.data(), offsets, host_offsets.size() * sizeof(int), cudaMemcpyDeviceToHost), "download");
+    for (std::int64_t at : positions) {
+      int column = 0;
+      float value = 0;
+      check(cudaMemcpy(&column, columns + at, sizeof column, cudaMemcpyDeviceToHost), "download");
+      check(cudaMemcpy(&value, values + at, sizeof value, cudaMemcpyDeviceToHost), "download");
+      const auto row = std::upper_bound(host_offsets.begin(), host_offsets.end(), static_cast<int>(at)) - host_offsets.begin() - 1;
+      top.push_back({first_row + row, column, value, 0});
+    }
+  };
+}
+
+void keep_largest(std::vector<pagh::Entry>& top, std::size_t k) {
+  std::stable_sort(top.begin(), top.end(), [](const pagh::Entry& x, const pagh::Entry& y) { return std::fabs(x.value) > std::fabs(y.value); });
+  if (top.size() > k) top.resize(k);
+}
+
+}  // namespace
+
 GpuSparseTopK cusparse_top_k(const Eigen::SparseMatrix<double>& a, const Eigen::SparseMatrix<double>& b, std::size_t k, int reps) {
   cusparseHandle_t handle;
   check(cusparseCreate(&handle), "cusparseCreate");
   GpuSparseTopK out;
   try {
     DeviceCsr da(a), db(b);
-    const OnDevice select = [&](const int* offsets, const int* columns, const float* values, std::int64_t rows, std::int64_t nnz) {
-      std::vector<std::int64_t> positions;
-      device_top_k_positions(values, nnz, k, positions);
-      // Positions to (row, column, value): the row offsets and the k columns and values.
-      std::vector<int> host_offsets(static_cast<std::size_t>(rows) + 1);
-      check(cudaMemcpy(host_offsets.data(), offsets, host_offsets.size() * sizeof(int), cudaMemcpyDeviceToHost), "download");
-      out.top.clear();
-      for (std::int64_t at : positions) {
-        int column = 0;
-        float value = 0;
-        check(cudaMemcpy(&column, columns + at, sizeof column, cudaMemcpyDeviceToHost), "download");
-        check(cudaMemcpy(&value, values + at, sizeof value, cudaMemcpyDeviceToHost), "download");
-        const auto row = std::upper_bound(host_offsets.begin(), host_offsets.end(), static_cast<int>(at)) - host_offsets.begin() - 1;
-        out.top.push_back({row, column, value, 0});
-      }
-    };
     std::vector<double> times;
     for (int r = 0; r < std::max(reps, 1) + 1; ++r) {  // the first run warms up
+      out.top.clear();
       const auto t0 = std::chrono::steady_clock::now();
-      spgemm(handle, da, db, nullptr, &out.nnz, select);
+      spgemm(handle, da, db, nullptr, &out.nnz, top_k_of_product(k, 0, out.top));
       if (r > 0) times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
     std::sort(times.begin(), times.end());
     out.ms = times[times.size() / 2];
+  } catch (...) {
+    cusparseDestroy(handle);
+    throw;
+  }
+  cusparseDestroy(handle);
+  return out;
+}
+
+GpuSparseTopK cusparse_top_k_blocked(const Eigen::SparseMatrix<double>& a, const Eigen::SparseMatrix<double>& b, std::size_t k,
+                                     double max_block_products) {
+  cusparseHandle_t handle;
+  check(cusparseCreate(&handle), "cusparseCreate");
+  GpuSparseTopK out;
+  try {
+    const Eigen::SparseMatrix<double, Eigen::RowMajor> rows = a;
+    std::vector<double> b_row_nnz(static_cast<std::size_t>(b.rows()), 0);
+    for (Eigen::Index j = 0; j < b.outerSize(); ++j)
+      for (Eigen::SparseMatrix<double>::InnerIterator it(b, j); it; ++it) b_row_nnz[static_cast<std::size_t>(it.row())] += 1;
+    DeviceCsr db(b);
+    const auto t0 = std::chrono::steady_clock::now();
+    for (Eigen::Index first = 0; first < rows.rows();) {
+      Eigen::Index last = first;
+      double products = 0;
+      while (last < rows.rows()) {
+        double row_products = 0;
+        for (Eigen::SparseMatrix<double, Eigen::RowMajor>::InnerIterator it(rows, last); it; ++it)
+          row_products += b_row_nnz[static_cast<std::size_t>(it.col())];
+        if (last > first && products + row_products > max_block_products) break;
+        products += row_products, ++last;
+      }
+      DeviceCsr block(Eigen::SparseMatrix<double>(rows.middleRows(first, last - first)));
+      std::int64_t nnz = 0;
+      spgemm(handle, block, db, nullptr, &nnz, top_k_of_product(k, first, out.top));
+      out.nnz += nnz;
+      keep_largest(out.top, k);
+      first = last;
+    }
+    out.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   } catch (...) {
     cusparseDestroy(handle);
     throw;

@@ -29,3 +29,9 @@ struct GpuSparseTopK {
   std::vector<pagh::Entry> top;  // value = C_ij in FP32 (converted), largest |value| first
 };
 GpuSparseTopK cusparse_top_k(const Eigen::SparseMatrix<double>& a, const Eigen::SparseMatrix<double>& b, std::size_t k, int reps);
+
+// The same for a product whose output does not fit on the device: A's rows in blocks of at most
+// `max_block_products` scalar products (an upper bound on a block's nonzeros), one SpGEMM and one
+// top-k per block, the blocks' best merged on the host. One timed run (blocks upload included).
+GpuSparseTopK cusparse_top_k_blocked(const Eigen::SparseMatrix<double>& a, const Eigen::SparseMatrix<double>& b, std::size_t k,
+                                     double max_block_products);

@@ -5,8 +5,12 @@
 //   recovery_bench --backend cpu --n 10000,100000,1000000 --threads 2
 //   recovery_bench --backend cuda --n 10000,100000,1000000,10000000
 //
-// Workload: sparse n x n times n x n (matrix_io's sparse_product, --per nonzeros per row of A and
-// per column of B, Gaussian values). Columns: sketch_ms (compress), recover_ms (top_k(--top),
+// Workloads: sparse, n x n times n x n (matrix_io's sparse_product, --per nonzeros per row of A and
+// per column of B, Gaussian values); wide, n x K times K x n (--inner K) with --per nonzeros in each
+// column of A and each row of B, so that every inner index adds a per x per outer product (a large
+// output), plus --planted entries of --planted-value on inner indices of their own. For wide
+// products the exact baseline is blocked: cuSPARSE SpGEMM over blocks of A's rows whose outputs
+// fit (--exact-max-nnz products a block), each block's top entries kept. Columns: sketch_ms (compress), recover_ms (top_k(--top),
 // automatic recovery; on the GPU the device query, answer copied back), rounds / heavy / probes
 // (the recovery's thresholds tried, heavy buckets enumerated and its cost model's estimate against
 // the scan's m*p*d), scan_ms (Recovery::exhaustive, where m*p*d <= --scan-max; "same" says whether
@@ -26,6 +30,8 @@
 #include <string>
 #include <vector>
 
+#include <random>
+
 #include "matrix_io/synthetic.hpp"
 #include "sketch/compress.hpp"
 #ifdef RECOVERY_BENCH_HAVE_CUDA
@@ -36,8 +42,9 @@
 namespace {
 
 constexpr const char* kUsage =
-    "usage: recovery_bench [--backend cpu|cuda] [--n N1,N2,...] [--per P] [--d D] [--top K] [--threads T]\n"
-    "                      [--scan-max PROBES] [--exact-max-nnz NNZ] [--reps R]\n";
+    "usage: recovery_bench [--backend cpu|cuda] [--workload sparse|wide] [--n N1,N2,...] [--per P] [--inner K]\n"
+    "                      [--planted Q] [--planted-value V] [--d D] [--top K] [--threads T] [--scan-max PROBES]\n"
+    "                      [--exact-max-nnz NNZ] [--reps R]\n";
 
 [[noreturn]] void usage_error(const std::string& why) {
   std::fprintf(stderr, "recovery_bench: %s\n%s", why.c_str(), kUsage);
@@ -91,6 +98,31 @@ double tie_aware_recall(const std::vector<pagh::Entry>& reported, const ExactTop
   return static_cast<double>(hits) / static_cast<double>(exact.top.size());
 }
 
+// n x K times K x n with `per` nonzeros in every column of A and every row of B, plus `planted`
+// entries of size `value` (each on an inner index of its own, appended after the first K).
+pagh::matrix_io::SparsePair wide_product(std::int64_t n, std::int64_t inner, std::int64_t per, std::int64_t planted, double value) {
+  std::mt19937_64 rng(1);
+  std::uniform_int_distribution<std::int64_t> index(0, n - 1);
+  std::normal_distribution<double> normal;
+  std::vector<Eigen::Triplet<double>> ta, tb;
+  ta.reserve(static_cast<std::size_t>(inner * per + planted));
+  tb.reserve(ta.capacity());
+  for (std::int64_t k = 0; k < inner; ++k)
+    for (std::int64_t r = 0; r < per; ++r) {
+      ta.emplace_back(index(rng), k, normal(rng));
+      tb.emplace_back(k, index(rng), normal(rng));
+    }
+  for (std::int64_t q = 0; q < planted; ++q) {
+    ta.emplace_back(index(rng), inner + q, std::sqrt(value));
+    tb.emplace_back(inner + q, index(rng), (q % 2 ? -1 : 1) * std::sqrt(value));
+  }
+  pagh::matrix_io::SparsePair pair;
+  pair.a.resize(n, inner + planted), pair.b.resize(inner + planted, n);
+  pair.a.setFromTriplets(ta.begin(), ta.end());
+  pair.b.setFromTriplets(tb.begin(), tb.end());
+  return pair;
+}
+
 bool same_entries(const std::vector<pagh::Entry>& x, const std::vector<pagh::Entry>& y) {
   if (x.size() != y.size()) return false;
   for (std::size_t n = 0; n < x.size(); ++n)
@@ -101,7 +133,9 @@ bool same_entries(const std::vector<pagh::Entry>& x, const std::vector<pagh::Ent
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string backend = "cpu";
+  std::string backend = "cpu", workload = "sparse";
+  std::int64_t inner_dim = 1 << 14, planted = 20;
+  double planted_value = 2000;
   std::vector<std::int64_t> sizes{10000, 100000};
   std::int64_t per = 8;
   std::size_t top = 20;
@@ -118,6 +152,10 @@ int main(int argc, char** argv) {
     const std::string v = argv[++i];
     try {
       if (arg == "--backend") backend = v;
+      else if (arg == "--workload") workload = v;
+      else if (arg == "--inner") inner_dim = static_cast<std::int64_t>(std::stod(v));
+      else if (arg == "--planted") planted = std::stoll(v);
+      else if (arg == "--planted-value") planted_value = std::stod(v);
       else if (arg == "--n") {
         sizes.clear();
         std::stringstream ss(v);
@@ -135,6 +173,7 @@ int main(int argc, char** argv) {
     }
   }
   if (backend != "cpu" && backend != "cuda") usage_error("--backend: expected cpu or cuda");
+  if (workload != "sparse" && workload != "wide") usage_error("--workload: expected sparse or wide");
 #ifndef RECOVERY_BENCH_HAVE_CUDA
   if (backend == "cuda") usage_error("--backend cuda: this build has no CUDA sketch backend");
 #endif
@@ -143,7 +182,9 @@ int main(int argc, char** argv) {
               "recover_ms", "rounds", "heavy", "probes", "scan_prb", "scan_ms", "same", "exact_ms", "exact_nnz", "recall");
   try {
     for (std::int64_t n : sizes) {
-      const auto pair = pagh::matrix_io::sparse_product({.m = n, .k = n, .p = n, .seed = 1, .a_per_row = per, .b_per_col = per});
+      const bool wide = workload == "wide";
+      const auto pair = wide ? wide_product(n, inner_dim, per, planted, planted_value)
+                             : pagh::matrix_io::sparse_product({.m = n, .k = n, .p = n, .seed = 1, .a_per_row = per, .b_per_col = per});
       const auto& a = pair.a;
       const auto& b = pair.b;
       double sketch_ms = 0, recover_ms = 0, scan_ms = -1;
@@ -194,7 +235,15 @@ int main(int argc, char** argv) {
       ExactTop exact;
       std::int64_t exact_nnz = -1;
       double recall = -1;
-      if (static_cast<double>(n) * static_cast<double>(per * per) <= exact_max_nnz) {
+      const double products = wide ? static_cast<double>(inner_dim) * static_cast<double>(per * per)
+                                   : static_cast<double>(n) * static_cast<double>(per * per);
+      if (wide && backend == "cuda") {
+#ifdef RECOVERY_BENCH_HAVE_CUDA
+        const GpuSparseTopK g = cusparse_top_k_blocked(a, b, top, exact_max_nnz);
+        exact.ms = g.ms, exact.top = g.top, exact_nnz = g.nnz;
+        recall = tie_aware_recall(recovered, exact, Eigen::SparseMatrix<double, Eigen::RowMajor>(a), b);
+#endif
+      } else if (products <= exact_max_nnz) {
         if (backend == "cpu") {
           exact = eigen_top_k(a, b, top);
         } else {

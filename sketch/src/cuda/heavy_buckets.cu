@@ -40,8 +40,23 @@ struct InnerIndexView {
   const std::uint32_t* keys;
   const std::int64_t* ids;
   const std::int64_t* starts;
+  const std::uint32_t* occupied;  // bit h: some index has bucket h (most buckets are empty)
   int shift;
 };
+
+__device__ __forceinline__ bool bit(const std::uint32_t* bits, std::int64_t h) { return (bits[h / 32] >> (h % 32)) & 1u; }
+
+// heavy bit of (t, h): |c_t[h]| >= tau, in d * words words (blockIdx.y = t).
+__global__ void mark_heavy(const double* sketches, std::int64_t b, std::int64_t words, double tau, std::uint32_t* bits) {
+  const double* c = sketches + blockIdx.y * b;
+  for (std::int64_t h = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; h < b; h += std::int64_t{gridDim.x} * blockDim.x)
+    if (fabs(c[h]) >= tau) atomicOr(bits + blockIdx.y * words + h / 32, 1u << (h % 32));
+}
+
+__global__ void mark_occupied(const std::uint32_t* hashes, std::int64_t n, std::uint32_t* bits) {
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n; i += std::int64_t{gridDim.x} * blockDim.x)
+    atomicOr(bits + hashes[i] / 32, 1u << (hashes[i] % 32));
+}
 
 // counts[t] += #{h : |c_t[h]| >= tau} (blockIdx.y = t); nonfinite += #{non-finite values}.
 __global__ void count_heavy(const double* sketches, std::int64_t b, double tau, unsigned long long* counts,
@@ -90,12 +105,15 @@ struct IsHeavy {
 };
 
 // One thread per (heavy bucket, shorter-side index u): the longer side's indices w in bucket
-// heavy XOR hash_t(u) pair with u; pairs heavy in an earlier enumerated repetition were taken
-// there; qualifying row-major indices are appended to out (while below capacity).
+// heavy XOR hash_t(u) pair with u. Pairs heavy in an earlier enumerated repetition were taken
+// there; pairs heavy in fewer than `needed` repetitions cannot qualify and are dropped on their
+// heavy bits (heavy_bits: d * words words) before any sketch value is read; qualifying row-major
+// indices are appended to out (while below capacity).
 template <int D>
 __global__ void enumerate_pairs(ProductView v, double tau, RepList reps, int s, InnerIndexView index, const std::uint32_t* heavy,
-                                std::int64_t heavy_count, bool rows_outer, std::int64_t outer, unsigned long long* found,
-                                std::int64_t* out, std::int64_t capacity) {
+                                std::int64_t heavy_count, const std::uint32_t* heavy_bits, std::int64_t words, int needed,
+                                bool rows_outer, std::int64_t outer, unsigned long long* found, std::int64_t* out,
+                                std::int64_t capacity) {
   const int t = reps.t[s];
   const std::int64_t items = outer * heavy_count;
   for (std::int64_t item = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; item < items;
@@ -103,17 +121,19 @@ __global__ void enumerate_pairs(ProductView v, double tau, RepList reps, int s, 
     const std::int64_t u = item % outer;
     const std::uint32_t hu = rows_outer ? v.bucket_a[t * v.rows + u] : v.bucket_b[t * v.cols + u];
     const std::uint32_t bucket = heavy[item / outer] ^ hu;
+    if (!bit(index.occupied, bucket)) continue;
     const std::int64_t group = bucket >> index.shift;
     for (std::int64_t at = index.starts[group], end = index.starts[group + 1]; at < end; ++at) {
       if (index.keys[at] != bucket) continue;
       const std::int64_t w = index.ids[at];
       const std::int64_t i = rows_outer ? u : w, j = rows_outer ? w : u;
+      auto heavy_in = [&](int r) { return bit(heavy_bits + r * words, v.bucket_a[r * v.rows + i] ^ v.bucket_b[r * v.cols + j]); };
       bool earlier = false;
-      for (int e = 0; e < s && !earlier; ++e) {
-        const int te = reps.t[e];
-        earlier = fabs(v.sketches[te * v.buckets + (v.bucket_a[te * v.rows + i] ^ v.bucket_b[te * v.cols + j])]) >= tau;
-      }
+      for (int e = 0; e < s && !earlier; ++e) earlier = heavy_in(reps.t[e]);
       if (earlier) continue;
+      int count = 0;
+      for (int r = 0; r < v.repetitions && count < needed; ++r) count += heavy_in(r);
+      if (count < needed) continue;
       if (fabs(detail::estimate_entry<D>(v, i, j).value) >= tau) {
         const unsigned long long pos = atomicAdd(found, 1ull);
         if (pos < static_cast<unsigned long long>(capacity)) out[pos] = i * v.cols + j;
@@ -131,10 +151,10 @@ T read_back(const T* device, cudaStream_t stream) {
 }
 
 struct InnerIndex {
-  DeviceArray<std::uint32_t> keys;
+  DeviceArray<std::uint32_t> keys, occupied;
   DeviceArray<std::int64_t> ids, starts;
   int shift = 0;
-  InnerIndexView view() const { return {keys.data(), ids.data(), starts.data(), shift}; }
+  InnerIndexView view() const { return {keys.data(), ids.data(), starts.data(), occupied.data(), shift}; }
 };
 
 // The recovery driver's operations on the device (recovery_driver.hpp).
@@ -214,6 +234,13 @@ class DeviceRecoverer {
     if (found_.size() < static_cast<std::size_t>(capacity)) found_ = DeviceArray<std::int64_t>(static_cast<std::size_t>(capacity), "recovered indices");
     DeviceArray<unsigned long long> count(1, "recovered count");
     PAGH_CUDA_CHECK(cudaMemsetAsync(count.data(), 0, sizeof(unsigned long long), stream_), kWhere);
+    const std::int64_t words = (v_.buckets + 31) / 32;
+    DeviceArray<std::uint32_t> heavy_bits(static_cast<std::size_t>(words * v_.repetitions), "heavy bucket bits");
+    PAGH_CUDA_CHECK(cudaMemsetAsync(heavy_bits.data(), 0, heavy_bits.bytes(), stream_), kWhere);
+    const dim3 grid(std::min<unsigned>(blocks_for(v_.buckets, kThreads), 4096u), static_cast<unsigned>(v_.repetitions));
+    mark_heavy<<<grid, kThreads, 0, stream_>>>(v_.sketches, v_.buckets, words, tau, heavy_bits.data());
+    check_launch("mark_heavy", kWhere);
+    const int needed = recovery::heavy_needed(v_.repetitions);
     for (int s = 0; s < reps.count; ++s) {
       const int t = reps.t[s];
       const InnerIndex& index = inner_index(t, rows_outer);
@@ -229,7 +256,8 @@ class DeviceRecoverer {
       if (items == 0) continue;
       detail::with_repetitions(v_.repetitions, [&](auto d) {
         enumerate_pairs<decltype(d)::value><<<blocks_for(items, kThreads), kThreads, 0, stream_>>>(
-            v_, tau, reps, s, index.view(), heavy.data(), n_heavy, rows_outer, outer, count.data(), found_.data(), capacity);
+            v_, tau, reps, s, index.view(), heavy.data(), n_heavy, heavy_bits.data(), words, needed, rows_outer, outer, count.data(),
+            found_.data(), capacity);
       });
       check_launch("enumerate_pairs", kWhere);
     }
@@ -249,6 +277,12 @@ class DeviceRecoverer {
     index.keys = DeviceArray<std::uint32_t>(static_cast<std::size_t>(n), "bucket index keys");
     index.ids = DeviceArray<std::int64_t>(static_cast<std::size_t>(n), "bucket index ids");
     index.starts = DeviceArray<std::int64_t>((std::size_t{1} << bits) + 1, "bucket index groups");
+    index.occupied = DeviceArray<std::uint32_t>(static_cast<std::size_t>((v_.buckets + 31) / 32), "occupied buckets");
+    PAGH_CUDA_CHECK(cudaMemsetAsync(index.occupied.data(), 0, index.occupied.bytes(), stream_), kWhere);
+    if (n > 0) {
+      mark_occupied<<<blocks_for(n, kThreads), kThreads, 0, stream_>>>(hashes, n, index.occupied.data());
+      check_launch("mark_occupied", kWhere);
+    }
     DeviceArray<std::int64_t> sequence(static_cast<std::size_t>(n), "bucket index sequence");
     if (n > 0) {
       iota<<<blocks_for(n, kThreads), kThreads, 0, stream_>>>(n, sequence.data());
