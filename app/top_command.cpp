@@ -24,6 +24,21 @@ Example:
   pagh-mm top C.pagh -k 4 -o top4.mtx
 )";
 
+// Finding the largest entries evaluates at least every candidate of one bucket, about m * p / b
+// entries (heavy-bucket recovery and the scan alike); beyond 2^34 of them (minutes of work) a sketch
+// is too short for its product to rank, whatever the machine: refused as unusable data (65). Saved
+// sketches of pagh-mm have b >= pad * max(m, p), so m * p / b <= min(m, p) / pad: far below.
+void check_rankable(const pagh::CompressedProduct& product, const std::string& path) {
+  const double per_bucket = static_cast<double>(product.rows()) * static_cast<double>(product.cols()) /
+                            static_cast<double>(product.buckets());
+  if (per_bucket > static_cast<double>(std::uint64_t{1} << 34))
+    throw CliError(ExitCode::data, path,
+                   "too short to rank: b = " + std::to_string(product.buckets()) + " buckets for a " +
+                       std::to_string(product.rows()) + " x " + std::to_string(product.cols()) +
+                       " product puts about " + std::to_string(static_cast<long long>(per_bucket)) +
+                       " entries in each bucket, more than 2^34 (query still answers single entries)");
+}
+
 }  // namespace
 
 int run_top(const std::vector<std::string>& args) {
@@ -61,6 +76,7 @@ int run_top(const std::vector<std::string>& args) {
   outputs.refuse_overwriting(paths[0], "the sketch");
 
   const pagh::CompressedProduct product = load_sketch(paths[0]);
+  check_rankable(product, paths[0]);
   if (diag.verbose() && selection.kind == Selection::Kind::top &&
       static_cast<double>(selection.k) > static_cast<double>(product.rows()) * static_cast<double>(product.cols()))
     std::fprintf(stderr, "pagh-mm: -k %zu exceeds the number of entries of C (%lld x %lld): every entry is reported\n",

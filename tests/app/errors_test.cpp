@@ -43,7 +43,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadOption{{"--stabilize", "always"}, "--stabilize: unknown stabilization 'always'"},
                       BadOption{{"--algorithm", "fft"}, "--algorithm: unknown algorithm 'fft'"},
                       BadOption{{"--algorithm", "alman-rao", "--stabilize", "kahan"}, "no stabilized variant"},
-                      BadOption{{"--threads", "-1"}, "--threads: must be between 0 and 4096"},
+                      BadOption{{"--threads", "-1"}, "--threads: must be between 0 and 1024"},
                       BadOption{{"--top", "0"}, "--top: must be between 1"},
                       BadOption{{"--threshold", "-2"}, "--threshold: must be zero or positive"},
                       BadOption{{"--full"}, "--full: needs -o FILE"},

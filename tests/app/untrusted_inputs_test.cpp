@@ -148,6 +148,22 @@ TEST_F(Untrusted, SmallFilesClaimingHugeProductsAreRefusedQuicklyUnderAMemoryCap
   EXPECT_EQ(fine.status, 0) << fine.err;
 }
 
+// A 112-byte sketch of a 2^20 x 2^20 product with b = 2: every bucket holds 2^39 candidates, so top
+// would run for hours; it is refused at once, while query still answers single entries.
+TEST_F(Untrusted, ASketchTooShortToRankIsRefusedByTop) {
+  crafted::Fields f;
+  f.rows = f.cols = std::int64_t{1} << 20, f.buckets = 2, f.repetitions = 1;
+  const std::string path = craft(f);
+  EXPECT_EQ(fs::file_size(path), 112u);
+  const auto start = std::chrono::steady_clock::now();
+  const Result top = run({"top", path, "-k", "3"});
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 10);
+  EXPECT_EQ(top.status, 65) << top.err;
+  expect_one_line_error(top, {path, "too short to rank", "b = 2 buckets"});
+  EXPECT_EQ(run({"top", path, "--threshold", "1"}).status, 65);
+  EXPECT_EQ(run({"query", path, "1048576", "1048576"}).status, 0);
+}
+
 TEST_F(Untrusted, DevicesAreNotReadUntilMemoryRunsOut) {
   const Result sketch = run_limited("ulimit -v 1048576", {"query", "/dev/zero", "1", "1"});
   EXPECT_EQ(sketch.status, 65) << sketch.err;
