@@ -193,6 +193,16 @@ TEST_F(Untrusted, ImpossibleOptionsAreUsageErrors) {
   EXPECT_EQ(r.err.find("Options::"), std::string::npos) << r.err;
 }
 
+// Threads the system cannot grant (here: 1000 stacks of 8 MiB under 2 GB of address space) are
+// reported by pagh-mm (71), not by the OpenMP runtime, which would exit with status 1.
+TEST_F(Untrusted, ThreadsTheSystemCannotStartAreReportedCleanly) {
+  const Result r = run_limited("ulimit -v 2000000", {"--backend", "cpu", "--threads", "1000", A(), B()});
+  EXPECT_EQ(r.status, 71) << r.err;
+  expect_one_line_error(r, {"--threads", "cannot start 1000 threads"});
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(run({"--backend", "cpu", "--threads", "64", "-q", A(), B()}).status, 0);
+}
+
 // Work too large for the machine is refused before it starts, naming only options it has.
 TEST_F(Untrusted, GeneratingMoreThanMemoryHoldsIsRefusedWithoutForeignAdvice) {
   const Result r = run({"generate", "planted-dense", "--m", "100000", "--k", "100000", "--p", "100000", "-q"});
