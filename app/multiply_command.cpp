@@ -163,6 +163,14 @@ int run_multiply(const std::vector<std::string>& args) {
     const std::string what = e.what();
     usage_error(o.sketch.params.buckets ? "--buckets" : "--pad", what.substr(what.find(": ") + 2));
   }
+  // Ranking evaluates at least one bucket's m * p / b candidates (as pagh-mm top refuses them).
+  const double per_bucket = static_cast<double>(a.rows()) * static_cast<double>(b.cols()) /
+                            static_cast<double>(pagh::sketch_length(a.rows(), b.cols(), o.sketch.params));
+  if (per_bucket > static_cast<double>(std::uint64_t{1} << 34))
+    usage_error(o.sketch.params.buckets ? "--buckets" : "--pad",
+                "too short a sketch to rank a " + std::to_string(a.rows()) + " x " + std::to_string(b.cols()) +
+                    " product: about " + std::to_string(static_cast<long long>(per_bucket)) +
+                    " entries per bucket, more than 2^34; choose a longer sketch");
   if (o.full) check_dense_fits("--full", a.rows(), b.cols(), 1, "the dense array");
   // --verify: against the dense exact product where it and the estimate fit; sparse inputs whose
   // product does not fit densely are checked against the exact sparse product (Eigen) instead.

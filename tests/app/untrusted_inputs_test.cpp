@@ -164,6 +164,23 @@ TEST_F(Untrusted, ASketchTooShortToRankIsRefusedByTop) {
   EXPECT_EQ(run({"query", path, "1048576", "1048576"}).status, 0);
 }
 
+// The same for the main command, before any work: --buckets 1 (or a tiny --pad) on a 300000 x 300000
+// product puts 9e10 candidates in the one bucket.
+TEST_F(Untrusted, ASketchLengthTooShortToRankIsAUsageError) {
+  std::ofstream(work("a.mtx")) << "%%MatrixMarket matrix coordinate real general\n300000 1 1\n1 1 1\n";
+  std::ofstream(work("b.mtx")) << "%%MatrixMarket matrix coordinate real general\n1 300000 1\n1 1 1\n";
+  for (const auto& option : {std::vector<std::string>{"--buckets", "1"}, std::vector<std::string>{"--pad", "1e-9"}}) {
+    std::vector<std::string> args = option;
+    args.insert(args.end(), {"--save-sketch", "s.pagh", "a.mtx", "b.mtx"});
+    const Result r = run(args);
+    EXPECT_EQ(r.status, 64) << r.err;
+    expect_one_line_error(r, {option[0], "too short a sketch to rank"});
+    EXPECT_EQ(r.out, "");
+    EXPECT_FALSE(fs::exists(work("s.pagh")));
+  }
+  EXPECT_EQ(run({"-q", "a.mtx", "b.mtx"}).status, 0);  // the default length ranks it
+}
+
 TEST_F(Untrusted, DevicesAreNotReadUntilMemoryRunsOut) {
   const Result sketch = run_limited("ulimit -v 1048576", {"query", "/dev/zero", "1", "1"});
   EXPECT_EQ(sketch.status, 65) << sketch.err;
