@@ -81,6 +81,8 @@ Header parse_header(std::span<const unsigned char> bytes, const std::string& nam
   // The inner dimension sizes nothing (it is reported, never allocated from): it only has to be a
   // dimension.
   if (h.inner < 0) fail("corrupt header: inner dimension = " + std::to_string(h.inner) + " is negative");
+  // b is not checked against pad * max(m, p): an explicit sketch length (--buckets) may be any power
+  // of two, longer or shorter than the pad would give; the pad is then only reported.
   if (buckets < 1 || buckets > kMaxBuckets || (buckets & (buckets - 1)) != 0)
     fail("corrupt header: buckets = " + std::to_string(buckets) + " is not a power of two in 1..2^32");
 
