@@ -26,6 +26,7 @@ pagh::CompressedProduct load_sketch(const std::string& path) {
     const auto at = reason.find(path + ": ");
     if (at != std::string::npos) reason = reason.substr(at + path.size() + 2);
     const bool cannot_open = reason.starts_with("cannot open");
+    if (reason.starts_with("read failed")) throw CliError(ExitCode::io_error, path, reason);  // the device, not the data
     throw CliError(cannot_open ? ExitCode::no_input : ExitCode::data, path,
                    cannot_open ? "cannot open sketch file" : "not a usable sketch: " + reason);
   }

@@ -190,6 +190,14 @@ TEST_F(Untrusted, DevicesAreNotReadUntilMemoryRunsOut) {
   expect_one_line_error(matrix, {"/dev/zero", "banner"});
 }
 
+// A sketch that cannot be read (offset 0 of a process's memory reads as EIO) is an I/O error (74),
+// not bad data.
+TEST_F(Untrusted, AnUnreadableSketchIsAnIoError) {
+  const Result r = run({"query", "/proc/self/mem", "1", "1"});
+  EXPECT_EQ(r.status, 74) << r.err;
+  expect_one_line_error(r, {"/proc/self/mem", "read failed"});
+}
+
 TEST_F(Untrusted, ImpossibleOptionsAreUsageErrors) {
   const auto expect_usage = [&](const std::vector<std::string>& args, const std::vector<std::string>& fragments) {
     const Result r = run(args);
