@@ -38,6 +38,27 @@ write("f32_d3", 5, 7, 3, 16, 3, 1, 0, 0, 1, 0, 8.0, 1)
 write("f64_d1_b1", 1, 1, 1, 1, 1, 0, 2, 0, 1, 2, 1.0, 7)
 write("bf16_alman_rao", 9, 4, 2, 8, 2, 3, 0, 1, 0, 1, 0.5, 123456789)
 write("empty_product", 0, 3, 0, 2, 1, 1, 4, 0, 1, 0, 8.0, 0)
+# The crafted headers of tests/sketch/crafted_sketch.hpp, every field alone at the hostile
+# values (checksum recomputed), so that the sanitizers see each of them from the first run on.
+base = dict(rows=5, cols=7, inner=3, buckets=16, d=3, precision=1, stabilization=0, algorithm=0, compute=1, hybrid=0,
+            pad=8.0, seed=1)
+i32 = lambda v: (v + 2**31) % 2**32 - 2**31
+u64 = lambda v: v % 2**64
+def write_fields(name, f):
+    d, b = f["d"], f["buckets"]
+    values = d * b if 1 <= d <= 1024 and 1 <= b <= 2**32 and d * b <= 4096 else 48
+    head = b"PAGHSKCH" + struct.pack("<II", 1, 0x01020304)
+    head += struct.pack("<qqqq", f["rows"], f["cols"], f["inner"], f["buckets"])
+    head += struct.pack("<iiiiii", *(i32(f[k]) for k in ("d", "precision", "stabilization", "algorithm", "compute", "hybrid")))
+    head += struct.pack("<dQ", f["pad"], u64(f["seed"]))
+    body = head + b"".join(struct.pack("<d", (i % 13 - 6) * 0.5) for i in range(values))
+    open(sys.argv[1] + "/" + name, "wb").write(body + struct.pack("<Q", fnv(body)))
+for field in base:
+    tried = [float("nan"), float("inf"), 0.0, -1.0] if field == "pad" else [0, -1, 2**31, 2**62, 2**63 - 1]
+    for n, v in enumerate(tried):
+        f = dict(base)
+        f[field] = v
+        write_fields("crafted_%s_%d" % (field, n), f)
 PY
 
 sources=()
