@@ -35,7 +35,10 @@ pagh::CompressedProduct compress_within_memory(SketchBackend& backend, const Inp
   const double dense = 8.0 * cells * ((o.full ? 1 : 0) + (o.verify && !verifies_sparsely(a, b, o) ? 2 : 0));
   pagh::SketchParams params = o.sketch.params;
   const double sketch_room = static_cast<double>(available.bytes) - dense;
-  if (sketch_room <= 0) refuse(o, a, b, dense, available);
+  // The dense results alone do not fit: the option that asks for them is what cannot be granted.
+  if (sketch_room <= 0)
+    refuse_memory(ExitCode::usage, o.full ? "--full" : "--verify", dense, available,
+                  "; use --top or --threshold, which need no m x p array");
   params.max_memory_bytes = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::min(sketch_room, 1.8e19)));
   if (backend.name() != "cpu") {
     // The device computes; the host receives the d sketches and draws the hash tables.

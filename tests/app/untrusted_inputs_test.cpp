@@ -287,6 +287,17 @@ TEST_F(Untrusted, Fp64AcceptsEntriesWhoseSquaresOverflow) {
   EXPECT_NEAR(j["estimates"]["frobenius"].get<double>() / 4.8e154, 1.0, 0.2);
 }
 
+// --full on a product whose dense array (7.2 GB) exceeds the memory available (under 3 GB of address
+// space) is refused before the sketch, naming --full.
+TEST_F(Untrusted, DenseResultsBeyondTheMemoryAvailableAreRefusedFirst) {
+  write_array(work("A.mtx"), 30000, 1, std::vector<double>(30000, 1.0));
+  write_array(work("B.mtx"), 1, 30000, std::vector<double>(30000, 1.0));
+  const Result r = run_limited("ulimit -v 3000000", {"--backend", "cpu", "--full", "-o", "C.mtx", "A.mtx", "B.mtx"});
+  EXPECT_EQ(r.status, 64) << r.err;
+  expect_one_line_error(r, {"--full", "insufficient memory: needs 7.2 GB"});
+  EXPECT_FALSE(fs::exists(work("C.mtx")));
+}
+
 // An fp64 sketch that overflows is refused without advising fp64 (or fp32) again.
 TEST_F(Untrusted, Fp64OverflowAdvisesNoPrecisionAlreadyChosen) {
   write_array(work("A.mtx"), 1, 1, {1e200});
