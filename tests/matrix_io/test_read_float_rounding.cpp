@@ -1,5 +1,6 @@
-// Float reads round each decimal once, directly to float: never through double (which rounds
-// twice and can land on the other side of a float midpoint).
+// Number tokens at the edges of their types. Float reads round each decimal once, directly to
+// float: never through double (which rounds twice and can land on the other side of a float
+// midpoint). Integers beyond 64 bits are out of range even when their leading digits fit.
 //
 // The strings below were found and checked by tests/matrix_io/float_rounding_cases.py (run it to
 // regenerate the table): each lies a hair above (or below) the exact midpoint m of two adjacent
@@ -15,6 +16,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "matrix_io/error.hpp"
 #include "matrix_io/read.hpp"
 
 namespace mio = pagh::matrix_io;
@@ -47,6 +49,27 @@ TEST(MatrixIoFloatRounding, DecimalsRoundOnceToFloat) {
     EXPECT_EQ(std::bit_cast<std::uint32_t>(m(1, 0)), c.bits) << "coordinate format";
     // Doubles read the same text to its correctly rounded double (strtod's, IEEE round to nearest).
     EXPECT_EQ(mio::parse_dense<double>(dense, "t.mtx")(0, 0), std::strtod(c.text, nullptr));
+  }
+}
+
+// 5 * 10^19 overflows 64 bits at its 20th digit, after 5 * 10^18, which fits int64: a reader that
+// stopped accumulating at the overflow but lost track of it would return 5 * 10^18. Sizes,
+// indices and integer values all go through the same token parser.
+TEST(MatrixIoNumberEdges, IntegersBeyond64BitsAreOutOfRangeEvenWhenTheirPrefixFits) {
+  const std::string head = "%%MatrixMarket matrix coordinate integer general\n";
+  const std::pair<std::string, std::string> cases[] = {
+      {head + "50000000000000000000 3 1\n1 1 1\n", "row count '50000000000000000000' is out of range"},
+      {head + "3 3 1\n50000000000000000000 1 1\n", "row index '50000000000000000000' is out of range"},
+      {head + "3 3 1\n1 1 50000000000000000000\n", "out of the 64-bit range"},
+      {head + "3 3 1\n1 1 -50000000000000000000\n", "out of the 64-bit range"},
+  };
+  for (const auto& [text, message] : cases) {
+    try {
+      mio::parse_sparse<double, std::int64_t>(text, "t.mtx");
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const mio::MatrixMarketError& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
   }
 }
 
