@@ -80,7 +80,12 @@ std::vector<Entry> recover_top_k(Ops& ops, const Shape& shape, std::size_t k, Re
   if (!ops.finite()) return scan("exhaustive scan (the sketch holds non-finite values)");
   if (static_cast<double>(k) >= shape.entries()) return scan("exhaustive scan (k covers every entry)");
   const double smallest_positive = ops.smallest_positive();
-  if (!std::isfinite(smallest_positive)) return scan("exhaustive scan (every bucket is zero)");
+  if (!std::isfinite(smallest_positive)) {  // every estimate is exactly 0: the first k in row-major order
+    std::vector<std::int64_t> first(k);
+    for (std::size_t n = 0; n < k; ++n) first[n] = static_cast<std::int64_t>(n);
+    st.reason = "every bucket is zero: the first k entries in row-major order";
+    return ops.entries_at(first);
+  }
 
   const double pool = static_cast<double>(shape.buckets) * shape.repetitions;
   for (std::int64_t rank = first_pooled_rank(k);; rank *= kLadderFactor) {

@@ -135,6 +135,30 @@ TEST(Recovery, FewerNonzeroEstimatesThanK) {
 // Every nonzero of a sparse integer product comes back with its exact value (no two nonzeros share
 // a bucket in two of the three repetitions at these sizes); entries that are zero can still show
 // up where they share buckets with nonzeros in two repetitions, as the scan also reports them.
+// A zero product (A's and B's inner supports are disjoint): every estimate is exactly 0, for any
+// d, and the answer is the first k entries in row-major order — without a pass over m * p (here
+// 4 * 10^10 entries).
+TEST(Recovery, ZeroProductsAnswerWithoutAScan) {
+  for (int d : {2, 3}) {
+    for (std::int64_t n : {std::int64_t{40}, std::int64_t{200000}}) {
+      Eigen::SparseMatrix<double> A(n, 4), B(4, n);
+      A.insert(1, 0) = 3.0;
+      B.insert(1, n - 1) = 5.0;
+      const CompressedProduct c = compress(A, B, {.repetitions = d, .seed = 1});
+      RecoveryStats stats;
+      const auto top = c.top_k(10, Recovery::automatic, &stats);
+      EXPECT_FALSE(stats.exhaustive) << stats.reason;
+      if (n == 40) expect_same(top, brute_top_k(every_entry(c), 10), "zero product d=" + std::to_string(d));
+      ASSERT_EQ(top.size(), 10u);
+      for (std::size_t r = 0; r < 10; ++r) {
+        EXPECT_EQ(top[r].row, 0);
+        EXPECT_EQ(top[r].col, static_cast<std::int64_t>(r));
+        EXPECT_EQ(top[r].value, 0.0);
+      }
+    }
+  }
+}
+
 TEST(Recovery, IntegerProductsAreRecoveredExactly) {
   std::mt19937_64 rng(123);
   for (int trial = 0; trial < 5; ++trial) {

@@ -1,0 +1,104 @@
+// pagh-mm's answers about significance and recovery: z-scores and the noise summary (text, JSON),
+// --exhaustive giving the default's answer, `top` on a saved sketch answering like the main
+// command, the warning when nothing can be told from noise, and --verify against the exact sparse
+// product when the dense one does not fit.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <random>
+#include <string>
+
+#include "cli_test_support.hpp"
+
+namespace pagh_mm_test {
+namespace {
+
+using nlohmann::json;
+
+TEST_F(Cli, EveryEntryCarriesItsZScoreAndTheReportItsNoiseCeiling) {
+  const json j = run_json({"-k", "10", A(), B()});
+  const double sigma = j["estimates"]["sigma"].get<double>();
+  ASSERT_GT(sigma, 0);
+  double weakest = INFINITY;
+  for (const auto& e : j["entries"]) {
+    EXPECT_DOUBLE_EQ(e["z"].get<double>(), std::fabs(e["estimate"].get<double>()) / sigma);
+    weakest = std::min(weakest, e["z"].get<double>());
+  }
+  const auto& s = j["significance"];
+  EXPECT_EQ(s["candidates"].get<double>(), 64.0 * 80.0);
+  EXPECT_DOUBLE_EQ(s["weakest_z"].get<double>(), weakest);
+  // The ceiling of 5120 pure-noise medians of 3 Gaussians: 5120 * 2 * P(2 of 3 beyond z) = 1,
+  // 3 q^2 (1 - q) + q^3 = 1 / 10240, q = P(N(0,1) >= z): q ~ 0.0058, z ~ 2.53.
+  EXPECT_NEAR(s["noise_ceiling_sigmas"].get<double>(), 2.53, 0.01);
+  EXPECT_GT(s["expected_noise_entries"].get<double>(), 0);
+  EXPECT_LE(s["expected_noise_entries"].get<double>(), 10);
+  EXPECT_NE(s["recovery"].get<std::string>().find("heavy buckets"), std::string::npos) << s["recovery"];
+  const Result text = run({"-k", "10", A(), B()});
+  EXPECT_NE(text.out.find("noise     the largest of 5.12e+03 pure-noise estimates"), std::string::npos) << text.out;
+}
+
+TEST_F(Cli, ExhaustiveSelectionGivesTheSameAnswer) {
+  for (const std::vector<std::string>& selection : {std::vector<std::string>{"-k", "25"}, std::vector<std::string>{"--threshold", "300"}}) {
+    std::vector<std::string> args = selection;
+    args.insert(args.end(), {A(), B()});
+    const json fast = run_json(args);
+    args.push_back("--exhaustive");
+    const json scan = run_json(args);
+    ASSERT_FALSE(fast["entries"].empty());
+    EXPECT_EQ(fast["entries"], scan["entries"]);
+    EXPECT_NE(scan["significance"]["recovery"].get<std::string>().find("exhaustive"), std::string::npos);
+  }
+}
+
+TEST_F(Cli, TopOnASavedSketchAnswersLikeTheMainCommand) {
+  const std::string sketch = work("C.pagh").string();
+  const json main = run_json({"-k", "30", "--save-sketch", sketch, A(), B()});
+  const json top = run_json({"top", sketch, "-k", "30"});
+  EXPECT_EQ(main["entries"], top["entries"]);
+  EXPECT_EQ(main["significance"]["noise_ceiling_sigmas"], top["significance"]["noise_ceiling_sigmas"]);
+  const json scan = run_json({"top", sketch, "-k", "30", "--exhaustive"});
+  EXPECT_EQ(scan["entries"], top["entries"]);
+}
+
+// Writes an m x k dense Gaussian matrix (no structure: every entry of a product of two is noise).
+void write_gaussian(const fs::path& path, int rows, int cols, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal;
+  std::ofstream out(path);
+  out << "%%MatrixMarket matrix array real general\n" << rows << ' ' << cols << '\n';
+  for (int n = 0; n < rows * cols; ++n) out << normal(rng) << '\n';
+}
+
+TEST_F(Cli, SaysSoWhenNoReportedEntryStandsOutFromNoise) {
+  write_gaussian(work("X.mtx"), 120, 40, 1);
+  write_gaussian(work("Y.mtx"), 40, 150, 2);
+  const Result r = run({"-k", "5", "--pad", "1", work("X.mtx").string(), work("Y.mtx").string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("no reported entry can be told from noise"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--buckets"), std::string::npos) << r.err;
+  const Result quiet = run({"-q", "-k", "5", "--pad", "1", work("X.mtx").string(), work("Y.mtx").string()});
+  EXPECT_EQ(quiet.err, "");
+  // The planted example's top entries do stand out: no warning.
+  EXPECT_EQ(run({"-k", "4", A(), B()}).err.find("no reported entry"), std::string::npos);
+}
+
+// 60000 x 60000 with one nonzero per row of A and column of B: the dense exact product would take
+// 57 GB, the sparse one a few hundred KB.
+TEST_F(Cli, VerifyUsesTheExactSparseProductWhenTheDenseOneDoesNotFit) {
+  const fs::path a = work("A.mtx"), b = work("B.mtx");
+  const Result g = run({"generate", "sparse", "--m", "60000", "--k", "60000", "--p", "60000", "--a-per-row", "1", "--b-per-col", "1",
+                        "--integer", "--out-a", a.string(), "--out-b", b.string()});
+  ASSERT_EQ(g.status, 0) << g.err;
+  const json j = run_json({"--verify", "-k", "5", "--precision", "fp64", a.string(), b.string()});
+  const auto& m = j["metrics"];
+  ASSERT_TRUE(m.is_object()) << j.dump();
+  EXPECT_EQ(m["scope"], "nonzeros of C and the reported top-k");
+  EXPECT_TRUE(m["relative_frobenius_error"].is_null());
+  EXPECT_NE(m["exact_method"].get<std::string>().find("sparse"), std::string::npos);
+  EXPECT_GT(m["frobenius_exact"].get<double>(), 0);
+  for (const auto& e : j["entries"]) ASSERT_TRUE(e.contains("exact")) << e.dump();
+}
+
+}  // namespace
+}  // namespace pagh_mm_test
