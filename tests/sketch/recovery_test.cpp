@@ -93,6 +93,23 @@ TEST(Recovery, EqualsTheOraclesOnRectangularAndThinShapes) {
   }
 }
 
+// One row against a million columns (and the transpose): the enumeration walks the single row.
+TEST(Recovery, EqualsTheScanOnAMillionColumnsByOneRow) {
+  std::mt19937_64 rng(5);
+  const Eigen::MatrixXd a = test::gaussian(1, 3, rng), b = test::gaussian(3, 1000000, rng);
+  for (bool transpose : {false, true}) {
+    const CompressedProduct c = transpose ? compress(Eigen::MatrixXd(b.transpose()), Eigen::MatrixXd(a.transpose()), {.pad = 1, .seed = 9})
+                                          : compress(a, b, {.pad = 1, .seed = 9});
+    // (For one row the scan, m * p * d probes, is what the planner picks by itself.)
+    const auto fast = c.top_k(20, Recovery::heavy_buckets);
+    expect_same(fast, c.top_k(20, Recovery::exhaustive), transpose ? "10^6 x 1" : "1 x 10^6");
+    expect_same(c.top_k(20), fast, "automatic");
+    const double tau = std::fabs(fast.back().value);
+    expect_same(c.above(tau, std::size_t{1} << 26, Recovery::heavy_buckets), c.above(tau, std::size_t{1} << 26, Recovery::exhaustive),
+                "above");
+  }
+}
+
 // Above the sizes where queries run on several threads; integer values give many exact ties, which
 // must come out by row, then column.
 TEST(Recovery, EqualsTheOraclesWithTiesOnSeveralThreads) {
