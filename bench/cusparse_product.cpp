@@ -63,6 +63,28 @@ struct HostCsr {
   std::vector<float> values;
 };
 
+// The cuSPARSE library handle, released on every path out.
+struct Handle {
+  cusparseHandle_t h = nullptr;
+  Handle() { check(cusparseCreate(&h), "cusparseCreate"); }
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  ~Handle() { cusparseDestroy(h); }
+};
+
+// Median wall time of `reps` calls of f (synchronized calls), after `warmup` untimed ones.
+template <class F>
+double median_ms(int reps, int warmup, F&& f) {
+  std::vector<double> times;
+  for (int r = 0; r < warmup + std::max(reps, 1); ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    if (r >= warmup) times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
 // What a caller does with C while it is on the device (offsets, columns, values, rows, nnz).
 using OnDevice = std::function<void(const int*, const int*, const float*, std::int64_t, std::int64_t)>;
 
@@ -110,13 +132,12 @@ void spgemm(cusparseHandle_t handle, DeviceCsr& a, DeviceCsr& b, HostCsr* result
 }  // namespace
 
 GpuSparseProduct cusparse_product(const Eigen::SparseMatrix<double>& a, const Eigen::SparseMatrix<double>& b, int reps) {
-  cusparseHandle_t handle;
-  check(cusparseCreate(&handle), "cusparseCreate");
+  Handle handle;
   GpuSparseProduct out;
-  try {
+  {
     DeviceCsr da(a), db(b);
     HostCsr c;
-    spgemm(handle, da, db, &c, &out.nnz);  // also the warm-up
+    spgemm(handle.h, da, db, &c, &out.nnz);  // also the warm-up
     // Check against Eigen: every entry of the exact product, relative to its largest magnitude.
     const Eigen::SparseMatrix<double, Eigen::RowMajor> exact = (a * b).pruned(0.0);
     double largest = 0, worst = 0;
@@ -132,20 +153,9 @@ GpuSparseProduct cusparse_product(const Eigen::SparseMatrix<double>& a, const Ei
     for (Eigen::Index r = 0; r < difference.outerSize(); ++r)
       for (Eigen::SparseMatrix<double, Eigen::RowMajor>::InnerIterator it(difference, r); it; ++it) worst = std::max(worst, std::abs(it.value()));
     out.max_relative_error = largest > 0 ? worst / largest : worst;
-    std::vector<double> times;
-    for (int r = 0; r < std::max(reps, 1); ++r) {
-      const auto t0 = std::chrono::steady_clock::now();
-      std::int64_t nnz = 0;
-      spgemm(handle, da, db, nullptr, &nnz);
-      times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    }
-    std::sort(times.begin(), times.end());
-    out.ms = times[times.size() / 2];
-  } catch (...) {
-    cusparseDestroy(handle);
-    throw;
+    std::int64_t nnz = 0;
+    out.ms = median_ms(reps, 0, [&] { spgemm(handle.h, da, db, nullptr, &nnz); });
   }
-  cusparseDestroy(handle);
   return out;
 }
 
@@ -178,34 +188,21 @@ void keep_largest(std::vector<pagh::Entry>& top, std::size_t k) {
 }  // namespace
 
 GpuSparseTopK cusparse_top_k(const Eigen::SparseMatrix<double>& a, const Eigen::SparseMatrix<double>& b, std::size_t k, int reps) {
-  cusparseHandle_t handle;
-  check(cusparseCreate(&handle), "cusparseCreate");
+  Handle handle;
   GpuSparseTopK out;
-  try {
-    DeviceCsr da(a), db(b);
-    std::vector<double> times;
-    for (int r = 0; r < std::max(reps, 1) + 1; ++r) {  // the first run warms up
-      out.top.clear();
-      const auto t0 = std::chrono::steady_clock::now();
-      spgemm(handle, da, db, nullptr, &out.nnz, top_k_of_product(k, 0, out.top));
-      if (r > 0) times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    }
-    std::sort(times.begin(), times.end());
-    out.ms = times[times.size() / 2];
-  } catch (...) {
-    cusparseDestroy(handle);
-    throw;
-  }
-  cusparseDestroy(handle);
+  DeviceCsr da(a), db(b);
+  out.ms = median_ms(reps, 1, [&] {
+    out.top.clear();
+    spgemm(handle.h, da, db, nullptr, &out.nnz, top_k_of_product(k, 0, out.top));
+  });
   return out;
 }
 
 GpuSparseTopK cusparse_top_k_blocked(const Eigen::SparseMatrix<double>& a, const Eigen::SparseMatrix<double>& b, std::size_t k,
                                      double max_block_products) {
-  cusparseHandle_t handle;
-  check(cusparseCreate(&handle), "cusparseCreate");
+  Handle handle;
   GpuSparseTopK out;
-  try {
+  {
     const Eigen::SparseMatrix<double, Eigen::RowMajor> rows = a;
     std::vector<double> b_row_nnz(static_cast<std::size_t>(b.rows()), 0);
     for (Eigen::Index j = 0; j < b.outerSize(); ++j)
@@ -224,16 +221,12 @@ GpuSparseTopK cusparse_top_k_blocked(const Eigen::SparseMatrix<double>& a, const
       }
       DeviceCsr block(Eigen::SparseMatrix<double>(rows.middleRows(first, last - first)));
       std::int64_t nnz = 0;
-      spgemm(handle, block, db, nullptr, &nnz, top_k_of_product(k, first, out.top));
+      spgemm(handle.h, block, db, nullptr, &nnz, top_k_of_product(k, first, out.top));
       out.nnz += nnz;
       keep_largest(out.top, k);
       first = last;
     }
     out.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  } catch (...) {
-    cusparseDestroy(handle);
-    throw;
   }
-  cusparseDestroy(handle);
   return out;
 }
