@@ -84,8 +84,11 @@ void require_memory(double needed_bytes, const std::string& subject) {
   if (needed_bytes > static_cast<double>(available.bytes)) refuse_memory(ExitCode::os_error, subject, needed_bytes, available);
 }
 
-void check_threads_can_start(int threads, const std::string& option) {
-  if (threads <= static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) return;
+void check_threads_can_start(int requested, const std::string& option) {
+  // 0 = one per hardware thread: those are started here too, since a memory limit (ulimit -d)
+  // can refuse even them, and the OpenMP runtime would then abort without a sysexits status.
+  const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = requested > 0 ? requested : hardware;
   std::barrier all_started(threads);
   std::vector<std::thread> started;
   std::string failure;
@@ -99,7 +102,8 @@ void check_threads_can_start(int threads, const std::string& option) {
   for (auto& thread : started) thread.join();
   if (!failure.empty())
     throw CliError(ExitCode::os_error, option,
-                   "cannot start " + std::to_string(threads) + " threads (" + failure + "); use fewer, or 0 for one per hardware thread");
+                   "cannot start " + std::to_string(threads) + " threads (" + failure + ")" +
+                       (requested > 0 ? "; use fewer, or 0 for one per hardware thread" : "; use --threads with fewer"));
 }
 
 }  // namespace pagh_mm

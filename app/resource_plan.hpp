@@ -37,7 +37,8 @@ inline constexpr int kMaxThreads = 1024;
 
 // Starts `threads` threads together and lets them finish, so that a thread count the system cannot
 // grant fails here with a message (71) rather than inside OpenMP, whose runtime exits with status 1
-// and a message of its own. Only counts above the hardware's are tried (those below always start).
+// and a message of its own. 0 stands for one per hardware thread (a memory limit can refuse even
+// those).
 void check_threads_can_start(int threads, const std::string& option);
 
 }  // namespace pagh_mm
