@@ -48,6 +48,29 @@ inline std::vector<std::string> lines_of(const std::string& text) {
   return lines;
 }
 
+// Starts `program` with argument vector `words` (words[0] included) in directory `cwd`, stdin from
+// /dev/null, stdout and stderr into files; returns its pid, or -1 if it cannot start. (spawn has
+// no chdir in glibc 2.36's public API, so the directory is changed around the call; tests run
+// single-threaded.)
+inline pid_t start_process(const std::string& program, std::vector<std::string> words, const fs::path& cwd, const fs::path& out,
+                           const fs::path& err) {
+  std::vector<char*> argv;
+  for (auto& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  const fs::path previous = fs::current_path();
+  fs::current_path(cwd);
+  pid_t pid = -1;
+  if (posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(), environ) != 0) pid = -1;
+  fs::current_path(previous);
+  posix_spawn_file_actions_destroy(&actions);
+  return pid;
+}
+
 class Cli : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -65,36 +88,35 @@ class Cli : public ::testing::Test {
 
   // Runs pagh-mm with args in the work directory; stdout_to replaces the captured stdout (/dev/full).
   Result run(const std::vector<std::string>& args, const std::string& stdout_to = "") const {
-    const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
     std::vector<std::string> words = {kBinary};
     words.insert(words.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& w : words) argv.push_back(w.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, stdout_to.empty() ? out.c_str() : stdout_to.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    // Run inside the work directory, so default output names land there (spawn has no chdir in
-    // glibc 2.36's public API, so change it around the call; tests run single-threaded).
-    const fs::path previous = fs::current_path();
-    fs::current_path(dir_ / "work");
-    pid_t pid = 0;
-    const int spawned = posix_spawn(&pid, kBinary.c_str(), &actions, nullptr, argv.data(), environ);
-    fs::current_path(previous);
-    posix_spawn_file_actions_destroy(&actions);
+    return wait_for(start_process(kBinary, words, dir_ / "work", stdout_to.empty() ? out_path() : fs::path(stdout_to), err_path()),
+                    !stdout_to.empty());
+  }
+
+  // Runs `sh -c '<setup>; exec "$0" "$@"' pagh-mm args...` in the work directory: a limit set up
+  // there (ulimit) applies to pagh-mm only.
+  Result run_limited(const std::string& setup, const std::vector<std::string>& args) const {
+    std::vector<std::string> words = {"/bin/sh", "-c", setup + "; exec \"$0\" \"$@\"", kBinary};
+    words.insert(words.end(), args.begin(), args.end());
+    return wait_for(start_process("/bin/sh", words, dir_ / "work", out_path(), err_path()), false);
+  }
+
+  fs::path out_path() const { return dir_ / "stdout.txt"; }
+  fs::path err_path() const { return dir_ / "stderr.txt"; }
+
+  // Waits for a process started by start_process and collects its status and captured output.
+  Result wait_for(pid_t pid, bool stdout_elsewhere) const {
     Result r;
-    if (spawned != 0) {
-      ADD_FAILURE() << "cannot start " << kBinary;
+    if (pid < 0) {
+      ADD_FAILURE() << "cannot start the command";
       return r;
     }
     int status = 0;
     waitpid(pid, &status, 0);
     r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = stdout_to.empty() ? slurp(out) : "";
-    r.err = slurp(err);
+    r.out = stdout_elsewhere ? "" : slurp(out_path());
+    r.err = slurp(err_path());
     return r;
   }
 

@@ -13,40 +13,8 @@
 namespace pagh_mm_test {
 namespace {
 
-class CliLimited : public Cli {
- protected:
-  // Runs `sh -c '<setup>; exec "$0" "$@"' pagh-mm args...` in the work directory.
-  Result run_limited(const std::string& setup, const std::vector<std::string>& args) const {
-    const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
-    std::vector<std::string> words = {"/bin/sh", "-c", setup + "; exec \"$0\" \"$@\"", kBinary};
-    words.insert(words.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& w : words) argv.push_back(w.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const fs::path previous = fs::current_path();
-    fs::current_path(dir_ / "work");
-    pid_t pid = 0;
-    const int spawned = posix_spawn(&pid, "/bin/sh", &actions, nullptr, argv.data(), environ);
-    fs::current_path(previous);
-    posix_spawn_file_actions_destroy(&actions);
-    Result r;
-    if (spawned != 0) {
-      ADD_FAILURE() << "cannot start /bin/sh";
-      return r;
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
-  }
-};
+// Runs under a resource limit (Cli::run_limited).
+class CliLimited : public Cli {};
 
 // dash's `ulimit -f` counts 512-byte blocks: 2 blocks = 1 KiB. Every output below is larger (a
 // dense 64 x 64 Matrix Market array, a sketch file of 3 x 512 doubles, generated matrices).

@@ -214,23 +214,7 @@ TEST_F(Outputs, AnOutputThatIsAnInputIsRefused) {
 pid_t spawn(const fs::path& work_dir, const std::vector<std::string>& args) {
   std::vector<std::string> words = {kBinary};
   words.insert(words.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& w : words) argv.push_back(w.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, (work_dir.parent_path() / "stdout.txt").c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, (work_dir.parent_path() / "stderr.txt").c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  const fs::path previous = fs::current_path();
-  fs::current_path(work_dir);
-  pid_t pid = -1;
-  if (posix_spawn(&pid, kBinary.c_str(), &actions, nullptr, argv.data(), environ) != 0) pid = -1;
-  fs::current_path(previous);
-  posix_spawn_file_actions_destroy(&actions);
-  return pid;
+  return start_process(kBinary, words, work_dir, work_dir.parent_path() / "stdout.txt", work_dir.parent_path() / "stderr.txt");
 }
 
 TEST_F(Outputs, InterruptedRunsLeaveNoStagedFiles) {

@@ -26,38 +26,6 @@ class Untrusted : public Cli {
     return work(name).string();
   }
 
-  // Runs `sh -c '<setup>; exec "$0" "$@"' pagh-mm args...` in the work directory (the limit applies
-  // to pagh-mm only), with stdout and stderr captured.
-  Result run_limited(const std::string& setup, const std::vector<std::string>& args) const {
-    const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
-    std::vector<std::string> words = {"/bin/sh", "-c", setup + "; exec \"$0\" \"$@\"", kBinary};
-    words.insert(words.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& w : words) argv.push_back(w.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const fs::path previous = fs::current_path();
-    fs::current_path(dir_ / "work");
-    pid_t pid = 0;
-    const int spawned = posix_spawn(&pid, "/bin/sh", &actions, nullptr, argv.data(), environ);
-    fs::current_path(previous);
-    posix_spawn_file_actions_destroy(&actions);
-    Result r;
-    if (spawned != 0) {
-      ADD_FAILURE() << "cannot start /bin/sh";
-      return r;
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
-  }
 
   // query and top on one crafted file: 65, 71 ("insufficient memory") or a correct answer.
   void expect_refused_or_correct(const crafted::Fields& f, const std::string& what) const {
