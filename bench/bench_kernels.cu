@@ -1,4 +1,5 @@
-// Device helpers of sketch_bench --backend cuda: input conversion and transposition (setup, untimed).
+// Device helpers of the GPU benchmarks: input conversion and transposition (sketch_bench), top-k
+// selections (recovery_bench, dense_recovery_bench); setup or baseline work, never the sketch.
 #include <cub/device/device_radix_sort.cuh>
 #include <cuda_bf16.h>
 
@@ -7,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "dense_recovery.hpp"
 #include "device_top_k.hpp"
 #include "sketch_bench_cuda.hpp"
 
@@ -58,4 +60,37 @@ void round_to_bf16(const float* in, void* out, std::size_t n) { to_bf16<<<1024, 
 void transpose_square(const float* in, float* out, std::int64_t n) {
   const auto blocks = static_cast<unsigned>((n + 31) / 32);
   transpose<<<dim3(blocks, blocks), dim3(32, 8)>>>(in, out, n);
+}
+
+// Helpers of dense_recovery_bench (dense_recovery.hpp).
+namespace {
+__global__ void set_row(float* b, std::int64_t ld, std::int64_t cols, std::int64_t row, float value) {
+  for (std::int64_t j = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; j < cols; j += std::int64_t{gridDim.x} * blockDim.x)
+    b[row + j * ld] = value;
+}
+__global__ void chunk_maxima(const float* c, std::int64_t n, std::int64_t chunk, float* maxima) {
+  const std::int64_t chunks = (n + chunk - 1) / chunk;
+  for (std::int64_t q = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; q < chunks; q += std::int64_t{gridDim.x} * blockDim.x) {
+    float best = 0;
+    for (std::int64_t i = q * chunk; i < n && i < (q + 1) * chunk; ++i) best = fmaxf(best, fabsf(c[i]));
+    maxima[q] = best;
+  }
+}
+__global__ void select_at_least(const float* c, std::int64_t n, float tau, unsigned long long* count, std::int64_t* idx, float* val,
+                                std::int64_t capacity) {
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n; i += std::int64_t{gridDim.x} * blockDim.x)
+    if (fabsf(c[i]) >= tau) {
+      const unsigned long long at = atomicAdd(count, 1ull);
+      if (at < static_cast<unsigned long long>(capacity)) idx[at] = i, val[at] = c[i];
+    }
+}
+}  // namespace
+
+void zero_row(float* b, std::int64_t ld, std::int64_t cols, std::int64_t row) { set_row<<<1024, 256>>>(b, ld, cols, row, 0.0f); }
+void block_chunk_maxima(const float* c, std::int64_t n, std::int64_t chunk, float* maxima) {
+  chunk_maxima<<<1024, 256>>>(c, n, chunk, maxima);
+}
+void block_select_at_least(const float* c, std::int64_t n, float tau, unsigned long long* count, std::int64_t* idx, float* val,
+                           std::int64_t capacity) {
+  select_at_least<<<4096, 256>>>(c, n, tau, count, idx, val, capacity);
 }
