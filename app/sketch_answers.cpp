@@ -38,11 +38,6 @@ void report_significance(const Significance& significance, std::size_t reported,
   if (!diag.quiet() && !warning.empty()) std::fprintf(stderr, "pagh-mm: warning: %s\n", warning.c_str());
 }
 
-std::vector<pagh::Entry> entries_above(const pagh::CompressedProduct& product, double threshold,
-                                       std::optional<std::size_t> cap, const std::string& option) {
-  return entries_above([&](double t) { return product.above(t); }, threshold, cap, option);
-}
-
 std::vector<pagh::Entry> entries_above(const std::function<std::vector<pagh::Entry>(double)>& above, double threshold,
                                        std::optional<std::size_t> cap, const std::string& option) {
   std::vector<pagh::Entry> found;

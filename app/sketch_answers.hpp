@@ -30,7 +30,5 @@ void report_significance(const Significance& significance, std::size_t reported,
 // `above` answers CompressedProduct::above(threshold) (the host object, or a backend's device copy).
 std::vector<pagh::Entry> entries_above(const std::function<std::vector<pagh::Entry>(double)>& above, double threshold,
                                        std::optional<std::size_t> cap, const std::string& option);
-std::vector<pagh::Entry> entries_above(const pagh::CompressedProduct& product, double threshold,
-                                       std::optional<std::size_t> cap, const std::string& option);
 
 }  // namespace pagh_mm

@@ -153,9 +153,7 @@ std::vector<Entry> CompressedProduct::above_exhaustive(double threshold, std::si
     }
   }
   if (too_many)
-    throw TooManyEntries("pagh::CompressedProduct::above", "more than " + std::to_string(max_entries) +
-                                                               " entries have |estimate| >= " + std::to_string(threshold) +
-                                                               "; raise the threshold or use top_k");
+    throw too_many_entries("pagh::CompressedProduct::above", max_entries, threshold);
   std::vector<Entry> out;  // static schedule: thread blocks are in row order
   for (auto& part : found) out.insert(out.end(), part.begin(), part.end());
   return out;

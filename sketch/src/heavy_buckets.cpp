@@ -232,9 +232,7 @@ class CompressedProduct::Recoverer {
     std::vector<CollectSink> sinks(threads, CollectSink{{}, &total, max_entries, &too_many});
     out.candidates = enumerate_heavy(c_.tables_, c_.sketches_, tau, plan, sinks);
     if (too_many)
-      throw TooManyEntries("pagh::CompressedProduct::above", "more than " + std::to_string(max_entries) +
-                                                                 " entries have |estimate| >= " + std::to_string(tau) +
-                                                                 "; raise the threshold or use top_k");
+      throw too_many_entries("pagh::CompressedProduct::above", max_entries, tau);
     for (auto& sink : sinks) out.entries.insert(out.entries.end(), sink.found.begin(), sink.found.end());
     out.qualified = static_cast<std::int64_t>(out.entries.size());
     return out;
