@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cpu/kernels.hpp"  // the instruction set the plan's kernels use, for the table
 #include "fwht/fwht.hpp"
 
 extern "C" {
@@ -149,8 +150,8 @@ void compare(int L, bool in_place, int rounds) {
     return v[v.size() / 2];
   };
   const double p = median(pagh_ms), f = median(ffht_ms);
-  std::printf("%-5s %-8s %5d %12.5f %12.5f %8.3f %9.2f\n", std::is_same_v<T, float> ? "f32" : "f64", in_place ? "inplace" : "oop", L, p,
-              f, p / f, 2.0 * static_cast<double>(n * sizeof(T)) / (p * 1e6));
+  std::printf("%-5s %-8s %5d %12.5f %12.5f %8.3f %9.2f  %s\n", std::is_same_v<T, float> ? "f32" : "f64", in_place ? "inplace" : "oop", L,
+              p, f, p / f, 2.0 * static_cast<double>(n * sizeof(T)) / (p * 1e6), fwht::cpu::select_kernels<T>().isa);
   std::fflush(stdout);
 }
 
@@ -187,7 +188,7 @@ int main(int argc, char** argv) {
       usage_error("unknown option " + arg);
     }
   }
-  std::printf("%-5s %-8s %5s %12s %12s %8s %9s\n", "dtype", "mode", "log2n", "pagh_ms", "ffht_ms", "pagh/ffht", "pagh_GB/s");
+  std::printf("%-5s %-8s %5s %12s %12s %8s %9s  %s\n", "dtype", "mode", "log2n", "pagh_ms", "ffht_ms", "pagh/ffht", "pagh_GB/s", "pagh ISA");
   try {
     for (const auto& d : dtypes)
       for (const auto& m : modes)

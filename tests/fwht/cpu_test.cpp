@@ -1,7 +1,8 @@
 // The CPU backend against the reference, bit for bit, for every dtype x stabilization x algorithm x
 // normalization x compute type, sizes 2^0..2^20 (and one 2^26), batches, strides, distances,
 // in place and out of place, any thread count; plus error bounds against binary128 and every bad
-// argument. ctest runs this file twice: with the AVX2 kernels and with PAGH_FWHT_ISA=generic.
+// argument. ctest runs this file three times: with the kernels the CPU selects, with
+// PAGH_FWHT_ISA=avx2 and with PAGH_FWHT_ISA=generic.
 #include <cmath>
 #include <functional>
 #include <limits>

@@ -93,6 +93,7 @@ class CpuPlan final : public PlanImpl {
     first_pass_end_ = log2_floor(kChunkBytes / static_cast<index>(sizeof(C)));
     if (alman_rao_) first_pass_end_ = L_ % 3 + 3 * ((first_pass_end_ - L_ % 3) / 3);
     direct_ = kSameBits && stride_ == 1;
+    plain_ = !alman_rao_ && !stabilized_ && kernels_.plain != nullptr;
     if constexpr (!kInteger) {
       if (o.normalization != Normalization::none) {
         scale_ = detail::scale_in<C>(detail::normalization_factor(o.normalization, n_));
@@ -128,6 +129,19 @@ class CpuPlan final : public PlanImpl {
     Failure failure;
     if (wide_) {
       execute_wide(in, out, failure);
+    } else if (small_ && plain_ && direct_) {
+      // Straight from in to out, the copy fused with the first pass: no buffer.
+      auto one = [&](index t) {
+        kernels_.plain(reinterpret_cast<C*>(out + t * distance_), reinterpret_cast<const C*>(in + t * distance_), n_, 0, L_);
+        normalize_in_place(out + t * distance_, t, failure);
+      };
+      const int threads = n_ * batch_ < kParallelElements ? 1 : static_cast<int>(std::min<index>(threads_, batch_));
+      if (threads == 1) {  // not even an inactive parallel region: it costs as much as a 2^10 transform
+        for (index t = 0; t < batch_; ++t) one(t);
+      } else {
+#pragma omp parallel for num_threads(threads) schedule(static)
+        for (index t = 0; t < batch_; ++t) one(t);
+      }
     } else if (small_) {
       const int threads = n_ * batch_ < kParallelElements ? 1 : static_cast<int>(std::min<index>(threads_, batch_));
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
@@ -155,7 +169,9 @@ class CpuPlan final : public PlanImpl {
   C* scratch(int thread) { return scratch_.data() + per_thread_ * thread; }
 
   void apply(C* x, C* err, index len, int k0, int k1, int r, index prescale_offset) const {
-    if (alman_rao_)
+    if (plain_)
+      kernels_.plain(x, x, len, k0, k1);
+    else if (alman_rao_)
       kernels_.alman_rao(x, len, k0, k1, r, prescale_offset);
     else
       kernels_.folklore[static_cast<int>(options_.stabilization)](x, err, len, k0, k1);
@@ -248,7 +264,19 @@ class CpuPlan final : public PlanImpl {
       return static_cast<S>(v);
   }
 
+  // The normalization of a transform computed in its output buffer (direct_ plans).
+  void normalize_in_place(S* dst, index t, Failure& failure) const {
+    if (!scaled_ && !(kInteger && options_.normalization == Normalization::inverse)) return;
+    store(reinterpret_cast<const C*>(dst), dst, 0, n_, t, failure);  // element-wise: safe in place
+  }
+
   void large(const S* src, S* dst, index t, Failure& failure) {
+    if (plain_ && direct_ && threads_ == 1) {
+      // One thread: the kernels' own cache-oblivious blocking, reading the input in its first pass.
+      kernels_.plain(reinterpret_cast<C*>(dst), reinterpret_cast<const C*>(src), n_, 0, L_);
+      normalize_in_place(dst, t, failure);
+      return;
+    }
     C* w = direct_ ? reinterpret_cast<C*>(dst) : work_.data();
     C* err = stabilized_ ? errors_.data() : nullptr;
     const index chunk = index{1} << first_pass_end_;
@@ -258,6 +286,10 @@ class CpuPlan final : public PlanImpl {
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
     for (index c = 0; c < n_ / chunk; ++c) {
       C* x = w + c * chunk;
+      if (plain_ && copy_in && direct_) {
+        kernels_.plain(x, reinterpret_cast<const C*>(src) + c * chunk, chunk, 0, first_pass_end_);
+        continue;
+      }
       if (copy_in) load(src, x, c * chunk, chunk);
       if (err) std::fill(err + c * chunk, err + (c + 1) * chunk, C{});
       apply(x, err ? err + c * chunk : nullptr, chunk, 0, first_pass_end_, L_ % 3, c * chunk);
@@ -296,6 +328,7 @@ class CpuPlan final : public PlanImpl {
   Kernels<C> kernels_;
   int L_ = 0, threads_ = 1, row_log_ = 0, max_tile_stages_ = 0, first_pass_end_ = 0;
   bool stabilized_ = false, alman_rao_ = false, small_ = true, direct_ = false, scaled_ = false;
+  bool plain_ = false;  // folklore without stabilization on a native type: Kernels::plain
   C scale_{};
   index per_thread_ = 0;
   std::vector<C> scratch_, work_, errors_;

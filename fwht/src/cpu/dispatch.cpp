@@ -8,65 +8,99 @@
 namespace fwht::cpu {
 namespace {
 
-bool forced_generic() {
+// PAGH_FWHT_ISA=generic|avx2 caps the choice (the tests run every set on the widest machine).
+Isa cap() {
   const char* isa = std::getenv("PAGH_FWHT_ISA");
-  return isa != nullptr && std::string_view(isa) == "generic";
+  if (isa == nullptr) return Isa::avx512;
+  const std::string_view name(isa);
+  if (name == "generic") return Isa::generic;
+  if (name == "avx2") return Isa::avx2;
+  return Isa::avx512;
 }
 
-// PAGH_FWHT_ISA=generic forces the baseline kernels (the tests run both sets on AVX2 machines).
-bool cpu_has_avx2() {
-#if defined(FWHT_HAVE_AVX2_KERNELS) && (defined(__x86_64__) || defined(__i386__))
-  static const bool has = __builtin_cpu_supports("avx2") && !forced_generic();
-  return has;
-#else
-  return false;
-#endif
-}
-
-template <class T, bool kFloating>
-Kernels<T> kernels_of_generic() {
-  Kernels<T> k{};
-  k.folklore[static_cast<int>(Stabilization::none)] = &generic::folklore_stages<T, Stabilization::none>;
-  if constexpr (kFloating) {
-    k.folklore[static_cast<int>(Stabilization::kahan)] = &generic::folklore_stages<T, Stabilization::kahan>;
-    k.folklore[static_cast<int>(Stabilization::neumaier)] = &generic::folklore_stages<T, Stabilization::neumaier>;
+template <class T, bool kFloating, bool kPlain>
+struct Table {
+#define FWHT_KERNELS_OF(NS)                                                                              \
+  static Kernels<T> NS() {                                                                               \
+    Kernels<T> k{};                                                                                       \
+    k.folklore[static_cast<int>(Stabilization::none)] = &NS::folklore_stages<T, Stabilization::none>;    \
+    if constexpr (kFloating) {                                                                            \
+      k.folklore[static_cast<int>(Stabilization::kahan)] = &NS::folklore_stages<T, Stabilization::kahan>; \
+      k.folklore[static_cast<int>(Stabilization::neumaier)] =                                             \
+          &NS::folklore_stages<T, Stabilization::neumaier>;                                              \
+    }                                                                                                     \
+    k.alman_rao = &NS::alman_rao_stages<T>;                                                              \
+    if constexpr (kPlain) k.plain = &NS::plain_stages<T>;                                                \
+    k.isa = #NS;                                                                                         \
+    return k;                                                                                             \
   }
-  k.alman_rao = &generic::alman_rao_stages<T>;
-  k.isa = "generic";
-  return k;
-}
-
+  FWHT_KERNELS_OF(generic)
 #if defined(FWHT_HAVE_AVX2_KERNELS)
-template <class T, bool kFloating>
-Kernels<T> kernels_of_avx2() {
-  Kernels<T> k{};
-  k.folklore[static_cast<int>(Stabilization::none)] = &avx2::folklore_stages<T, Stabilization::none>;
-  if constexpr (kFloating) {
-    k.folklore[static_cast<int>(Stabilization::kahan)] = &avx2::folklore_stages<T, Stabilization::kahan>;
-    k.folklore[static_cast<int>(Stabilization::neumaier)] = &avx2::folklore_stages<T, Stabilization::neumaier>;
+  FWHT_KERNELS_OF(avx2)
+#endif
+#if defined(FWHT_HAVE_AVX512_KERNELS)
+  FWHT_KERNELS_OF(avx512)
+#endif
+#undef FWHT_KERNELS_OF
+
+  static Kernels<T> of(Isa isa) {
+    if constexpr (kPlain) {
+#if defined(FWHT_HAVE_AVX512_KERNELS)
+      if (isa == Isa::avx512) return avx512();
+#endif
+#if defined(FWHT_HAVE_AVX2_KERNELS)
+      if (isa == Isa::avx2) return avx2();
+#endif
+    }
+    return generic();
   }
-  k.alman_rao = &avx2::alman_rao_stages<T>;
-  k.isa = "avx2";
-  return k;
-}
-#endif
+};
 
-template <class T, bool kFloating>
-Kernels<T> native() {
-#if defined(FWHT_HAVE_AVX2_KERNELS)
-  if (cpu_has_avx2()) return kernels_of_avx2<T, kFloating>();
-#endif
-  return kernels_of_generic<T, kFloating>();
+template <class T>
+Kernels<T> best() {
+  const Isa limit = cap();
+  for (Isa isa : {Isa::avx512, Isa::avx2})
+    if (isa <= limit && isa_available(isa)) return kernels_of<T>(isa);
+  return kernels_of<T>(Isa::generic);
 }
 
 }  // namespace
 
-template <> Kernels<double> select_kernels<double>() { return native<double, true>(); }
-template <> Kernels<float> select_kernels<float>() { return native<float, true>(); }
-template <> Kernels<std::uint32_t> select_kernels<std::uint32_t>() { return native<std::uint32_t, false>(); }
-template <> Kernels<std::uint64_t> select_kernels<std::uint64_t>() { return native<std::uint64_t, false>(); }
-template <> Kernels<detail::Rounded<f16>> select_kernels<detail::Rounded<f16>>() { return kernels_of_generic<detail::Rounded<f16>, true>(); }
-template <> Kernels<detail::Rounded<bf16>> select_kernels<detail::Rounded<bf16>>() { return kernels_of_generic<detail::Rounded<bf16>, true>(); }
-template <> Kernels<detail::int128> select_kernels<detail::int128>() { return kernels_of_generic<detail::int128, false>(); }
+bool isa_available(Isa isa) {
+  switch (isa) {
+    case Isa::generic: return true;
+    case Isa::avx2:
+#if defined(FWHT_HAVE_AVX2_KERNELS) && (defined(__x86_64__) || defined(__i386__))
+      return __builtin_cpu_supports("avx2");
+#else
+      return false;
+#endif
+    case Isa::avx512:
+      // libgcc's check includes the OS's support of the AVX-512 register state (XGETBV).
+#if defined(FWHT_HAVE_AVX512_KERNELS) && (defined(__x86_64__) || defined(__i386__))
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
+             __builtin_cpu_supports("avx512vl");
+#else
+      return false;
+#endif
+  }
+  return false;
+}
+
+template <> Kernels<double> kernels_of<double>(Isa isa) { return Table<double, true, true>::of(isa); }
+template <> Kernels<float> kernels_of<float>(Isa isa) { return Table<float, true, true>::of(isa); }
+template <> Kernels<std::uint32_t> kernels_of<std::uint32_t>(Isa isa) { return Table<std::uint32_t, false, true>::of(isa); }
+template <> Kernels<std::uint64_t> kernels_of<std::uint64_t>(Isa isa) { return Table<std::uint64_t, false, true>::of(isa); }
+template <> Kernels<detail::Rounded<f16>> kernels_of<detail::Rounded<f16>>(Isa) { return Table<detail::Rounded<f16>, true, false>::generic(); }
+template <> Kernels<detail::Rounded<bf16>> kernels_of<detail::Rounded<bf16>>(Isa) { return Table<detail::Rounded<bf16>, true, false>::generic(); }
+template <> Kernels<detail::int128> kernels_of<detail::int128>(Isa) { return Table<detail::int128, false, false>::generic(); }
+
+template <> Kernels<double> select_kernels<double>() { return best<double>(); }
+template <> Kernels<float> select_kernels<float>() { return best<float>(); }
+template <> Kernels<std::uint32_t> select_kernels<std::uint32_t>() { return best<std::uint32_t>(); }
+template <> Kernels<std::uint64_t> select_kernels<std::uint64_t>() { return best<std::uint64_t>(); }
+template <> Kernels<detail::Rounded<f16>> select_kernels<detail::Rounded<f16>>() { return kernels_of<detail::Rounded<f16>>(Isa::generic); }
+template <> Kernels<detail::Rounded<bf16>> select_kernels<detail::Rounded<bf16>>() { return kernels_of<detail::Rounded<bf16>>(Isa::generic); }
+template <> Kernels<detail::int128> select_kernels<detail::int128>() { return kernels_of<detail::int128>(Isa::generic); }
 
 }  // namespace fwht::cpu

@@ -8,8 +8,8 @@
 
 namespace fwht::cpu {
 
-// Types with 32-byte vector kernels; other compute types (the emulated 16-bit formats, __int128)
-// run the same code one lane at a time, in the baseline build only.
+// Types with vector kernels; other compute types (the emulated 16-bit formats, __int128) run the
+// same code one lane at a time, in the baseline build only.
 template <class T>
 inline constexpr bool is_native = std::is_same_v<T, float> || std::is_same_v<T, double> ||
                                   std::is_same_v<T, std::uint32_t> || std::is_same_v<T, std::uint64_t>;
@@ -25,23 +25,40 @@ using FolkloreFn = void (*)(T* x, T* e, std::int64_t len, int k0, int k1);
 template <class T>
 using AlmanRaoFn = void (*)(T* x, std::int64_t len, int k0, int k1, int r, std::int64_t prescale_offset);
 
+// Plain folklore stages k0 <= k < k1 on every block of 2^k1 elements of x[0, len), register- and
+// cache-blocked (cpu/plain_stages.hpp). With k0 == 0 the blocks are read from src (src == x: in
+// place; otherwise src must not overlap x); with k0 > 0, src must equal x and 2^k0 be at least the
+// vector width. Same results as folklore[none], bit for bit.
+template <class T>
+using PlainFn = void (*)(T* x, const T* src, std::int64_t len, int k0, int k1);
+
 template <class T>
 struct Kernels {
   FolkloreFn<T> folklore[3];  // indexed by Stabilization
   AlmanRaoFn<T> alman_rao;
+  PlainFn<T> plain;           // native types only, else null
   const char* isa;
 };
 
-// Picks AVX2 kernels when the CPU has AVX2 (and the build has them), else the baseline ones.
+// Instruction sets with kernels, in increasing order of preference.
+enum class Isa { generic, avx2, avx512 };
+// Whether this build has the kernels of `isa` and this CPU (and OS) can run them.
+bool isa_available(Isa isa);
+// The kernels of one available instruction set (the emulated and 128-bit types: generic only).
+template <class T> Kernels<T> kernels_of(Isa isa);
+// The kernels of the best available instruction set (PAGH_FWHT_ISA=generic|avx2 caps the choice,
+// for tests of the narrower kernels on wider machines).
 template <class T> Kernels<T> select_kernels();
 
 #define FWHT_DECLARE_ISA_KERNELS(isa)                                                        \
   namespace isa {                                                                            \
   template <class T, Stabilization St> void folklore_stages(T*, T*, std::int64_t, int, int); \
   template <class T> void alman_rao_stages(T*, std::int64_t, int, int, int, std::int64_t);   \
+  template <class T> void plain_stages(T*, const T*, std::int64_t, int, int);               \
   }
 FWHT_DECLARE_ISA_KERNELS(generic)
 FWHT_DECLARE_ISA_KERNELS(avx2)
+FWHT_DECLARE_ISA_KERNELS(avx512)
 #undef FWHT_DECLARE_ISA_KERNELS
 
 }  // namespace fwht::cpu

@@ -1,6 +1,7 @@
 // Butterfly stages on a contiguous buffer, written once with GCC vector extensions and compiled per
-// instruction set: stages_generic.cpp (baseline x86-64) and stages_avx2.cpp (-mavx2) include this
-// file with FWHT_ISA set to their namespace. Everything here lives in that namespace and calls no
+// instruction set: stages_generic.cpp (baseline x86-64), stages_avx2.cpp (-mavx2) and
+// stages_avx512.cpp (-mavx512f ...) include this file with FWHT_ISA set to their namespace and
+// FWHT_VECTOR_BYTES to their register width. Everything here lives in that namespace and calls no
 // inline function from another header: an out-of-line copy compiled with AVX2 must never be
 // picked by the linker for the baseline build.
 //
@@ -9,8 +10,8 @@
 // butterflies of one stage are independent, so results agree bit for bit.
 #pragma once
 
-#ifndef FWHT_ISA
-#error "define FWHT_ISA (the instruction-set namespace) before including stages.hpp"
+#if !defined(FWHT_ISA) || !defined(FWHT_VECTOR_BYTES)
+#error "define FWHT_ISA (the instruction-set namespace) and FWHT_VECTOR_BYTES before including stages.hpp"
 #endif
 
 #include <cstdint>
@@ -59,13 +60,14 @@ struct ScalarOps {
   static V halve(V v) { return ScalarMath<T>::halve(v); }
 };
 
-// 32-byte vectors of a native type (two SSE registers on baseline x86-64, one AVX register).
+// One register of a native type: 16 bytes (SSE2), 32 (AVX2) or 64 (AVX-512). Vectors wider than the
+// target's registers would compile, but their shuffles and selects fall apart into per-lane code.
 template <class T>
 struct VectorOps {
-  typedef T V __attribute__((vector_size(32)));
+  typedef T V __attribute__((vector_size(FWHT_VECTOR_BYTES)));
   typedef typename SignedOfSize<sizeof(T)>::type S;
-  typedef S M __attribute__((vector_size(32)));  // lane masks and shuffle indices
-  static constexpr int lanes = 32 / sizeof(T);
+  typedef S M __attribute__((vector_size(FWHT_VECTOR_BYTES)));  // lane masks and shuffle indices
+  static constexpr int lanes = FWHT_VECTOR_BYTES / sizeof(T);
   static V load(const T* p) {
     V v;
     __builtin_memcpy(&v, p, sizeof v);
@@ -152,6 +154,7 @@ void in_register_stages(T* x, T* e, index len) {
     if constexpr (Count >= 1) in_register_stage<St, O, 1>(v, ev);
     if constexpr (Count >= 2) in_register_stage<St, O, 2>(v, ev);
     if constexpr (Count >= 3) in_register_stage<St, O, 4>(v, ev);
+    if constexpr (Count >= 4) in_register_stage<St, O, 8>(v, ev);
     O::store(x + i, v);
     if constexpr (kStab) O::store(e + i, ev);
   }
@@ -201,8 +204,12 @@ void folklore_stages_with(T* x, T* e, index len, int k0, int k1) {
       // Callers start at stage 0 whenever a stride below the vector width is involved.
       const int count = (k1 < kInRegister ? k1 : kInRegister);
       if (count == 1) in_register_stages<St, O, 1>(x, e, len);
-      if (count == 2) in_register_stages<St, O, 2>(x, e, len);
-      if (count == 3) in_register_stages<St, O, 3>(x, e, len);
+      if constexpr (kInRegister >= 2)
+        if (count == 2) in_register_stages<St, O, 2>(x, e, len);
+      if constexpr (kInRegister >= 3)
+        if (count == 3) in_register_stages<St, O, 3>(x, e, len);
+      if constexpr (kInRegister >= 4)
+        if (count == 4) in_register_stages<St, O, 4>(x, e, len);
       k = count;
     }
   }
@@ -264,9 +271,12 @@ void alman_rao_stages(T* x, index len, int k0, int k1, int r, index prescale_off
 
 }  // namespace fwht::cpu::FWHT_ISA
 
+#include "cpu/plain_stages.hpp"
+
 // Explicit instantiations, used by each stages_<isa>.cpp.
 #define FWHT_INSTANTIATE_FOLKLORE(T, St) template void folklore_stages<T, Stabilization::St>(T*, T*, index, int, int);
 #define FWHT_INSTANTIATE_ALMAN_RAO(T) template void alman_rao_stages<T>(T*, index, int, int, int, index);
+#define FWHT_INSTANTIATE_PLAIN(T) template void plain_stages<T>(T*, const T*, index, int, int);
 #define FWHT_INSTANTIATE_FLOATING(T)     \
   FWHT_INSTANTIATE_FOLKLORE(T, none)     \
   FWHT_INSTANTIATE_FOLKLORE(T, kahan)    \
@@ -275,8 +285,12 @@ void alman_rao_stages(T* x, index len, int k0, int k1, int r, index prescale_off
 #define FWHT_INSTANTIATE_INTEGER(T)  \
   FWHT_INSTANTIATE_FOLKLORE(T, none) \
   FWHT_INSTANTIATE_ALMAN_RAO(T)
-#define FWHT_INSTANTIATE_NATIVE         \
-  FWHT_INSTANTIATE_FLOATING(double)     \
-  FWHT_INSTANTIATE_FLOATING(float)      \
+#define FWHT_INSTANTIATE_NATIVE           \
+  FWHT_INSTANTIATE_FLOATING(double)       \
+  FWHT_INSTANTIATE_FLOATING(float)        \
   FWHT_INSTANTIATE_INTEGER(std::uint32_t) \
-  FWHT_INSTANTIATE_INTEGER(std::uint64_t)
+  FWHT_INSTANTIATE_INTEGER(std::uint64_t) \
+  FWHT_INSTANTIATE_PLAIN(double)          \
+  FWHT_INSTANTIATE_PLAIN(float)           \
+  FWHT_INSTANTIATE_PLAIN(std::uint32_t)   \
+  FWHT_INSTANTIATE_PLAIN(std::uint64_t)

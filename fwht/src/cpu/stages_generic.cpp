@@ -1,6 +1,7 @@
 // Stage kernels for baseline x86-64 (or any target), plus the one-lane kernels of the emulated
 // 16-bit formats (Compute::storage) and of checked integers (__int128).
 #define FWHT_ISA generic
+#define FWHT_VECTOR_BYTES 16  // SSE2, the baseline of x86-64
 #include "common/arithmetic.hpp"
 #include "cpu/stages.hpp"
 

@@ -1,0 +1,170 @@
+// Plain folklore stages (no stabilization) of the native types, register-blocked and cache-blocked;
+// included by stages.hpp inside the instruction-set namespace (FWHT_ISA), after VectorOps.
+//
+// Schedule of stages [k0, k1) on a block of 2^k1 elements:
+//   * a block larger than kL1Bytes is split (cache-oblivious recursion, as in FFHT): its 2^(k1-r)-element
+//     sub-blocks first take all their own stages, then one radix-2^r pass applies the top r stages to
+//     the whole block; r is at most kMaxRadixLog (the data vectors must stay in registers) and the
+//     stages above L1 are spread evenly over the fewest such passes.
+//   * within L1, the first pass (k0 = 0) loads 2^kBaseCross vectors, applies the stages below the
+//     vector width inside each register (one shuffle, one sign flip, one add per stage) and
+//     kBaseCross more stages across the registers, and stores them; it is also where an
+//     out-of-place transform reads its input, so the copy costs no pass of its own. The remaining
+//     stages take radix-2^r passes as above.
+// Every butterfly is the reference's (a + b, a - b) on the same operands, and every element sees its
+// stages in the reference's order, so results agree with it bit for bit whatever the blocking.
+#pragma once
+
+namespace fwht::cpu::FWHT_ISA {
+
+template <class T>
+struct PlainStages {
+  using O = VectorOps<T>;
+  using V = typename O::V;
+  using M = typename O::M;
+  static constexpr int lanes = O::lanes;
+  static constexpr int lane_log = __builtin_ctz(lanes);
+  // 16 data vectors need 32 registers (AVX-512); 8 fit the 16 of SSE/AVX2 with room for temporaries.
+  static constexpr int kMaxRadixLog = FWHT_VECTOR_BYTES >= 64 ? 4 : 3;
+  // Rows 4 KiB or more apart share one set of an 8-way L1 (64 sets of 64 bytes): more than 8 of
+  // them would evict each other, so wide strides take at most radix 8.
+  static constexpr index kSameSetBytes = 4096;
+  static int max_radix_log(int s) {
+    return (index{1} << s) * static_cast<index>(sizeof(T)) >= kSameSetBytes / 2 ? 3 : kMaxRadixLog;
+  }
+  static constexpr int kBaseCross = 3;
+  static constexpr index kL1Bytes = 16 * 1024;  // half of a 32 KiB L1: the block and what streams past it
+  static constexpr int l1_log = __builtin_ctzll(kL1Bytes / sizeof(T));
+
+  // A stage of stride H < lanes inside one register. Low lanes (i & H == 0) hold A and need A + B,
+  // high lanes hold B and need A - B = A + (-B); with p the partner lane, both are p + (+-v). For
+  // floating types the sign flip is exact, so the sum rounds exactly as the reference's butterfly
+  // (IEEE addition is commutative); integers take the blend of both results.
+  template <int H>
+  static V register_stage(V v) {
+    const V p = __builtin_shuffle(v, O::template partner<H>());
+    if constexpr (std::is_floating_point_v<T>) {
+      M flip;
+      for (int i = 0; i < lanes; ++i) flip[i] = (i & H) ? static_cast<typename O::S>(std::uint64_t{1} << (8 * sizeof(T) - 1)) : 0;
+      return p + reinterpret_cast<V>(reinterpret_cast<M>(v) ^ flip);
+    } else {
+      return O::template low<H>() ? v + p : p - v;
+    }
+  }
+
+  // Stages of strides 1, 2, 4, ... inside each register, Count of them.
+  template <int Count>
+  static V register_stages(V v) {
+    if constexpr (Count >= 1) v = register_stage<1>(v);
+    if constexpr (Count >= 2) v = register_stage<2>(v);
+    if constexpr (Count >= 3) v = register_stage<4>(v);
+    if constexpr (Count >= 4) v = register_stage<8>(v);
+    static_assert(Count <= 4, "more in-register stages than any vector has lanes");
+    return v;
+  }
+
+  // Count stages across registers v[0..2^Count): register a pairs with a + 2^t at stage t.
+  template <int Count, int N>
+  static void cross_stages(V (&v)[N]) {
+    for (int t = 0; t < Count; ++t) {
+      const int h = 1 << t;
+      for (int a = 0; a < N; ++a) {
+        if (a & h) continue;
+        const V x = v[a];
+        v[a] = x + v[a + h];
+        v[a + h] = x - v[a + h];
+      }
+    }
+  }
+
+  // The first pass: stages [0, lane_log + Cross) on groups of 2^Cross contiguous vectors, read from
+  // src and written to dst (src == dst in place).
+  template <int Cross>
+  static void base_pass(T* dst, const T* src, index len) {
+    constexpr int R = 1 << Cross;
+    for (index i = 0; i < len; i += R * lanes) {
+      V v[R];
+      for (int r = 0; r < R; ++r) v[r] = register_stages<lane_log>(O::load(src + i + r * lanes));
+      cross_stages<Cross>(v);
+      for (int r = 0; r < R; ++r) O::store(dst + i + r * lanes, v[r]);
+    }
+  }
+
+  // Stages [s, s + RLog) (stride 2^s >= lanes) on every block of 2^(s + RLog) elements of x[0, len).
+  template <int RLog>
+  static void radix_pass(T* x, index len, int s) {
+    constexpr int R = 1 << RLog;
+    const index h = index{1} << s;
+    for (index b = 0; b < len; b += R * h) {
+      for (index j = b; j < b + h; j += lanes) {
+        V v[R];
+        for (int r = 0; r < R; ++r) v[r] = O::load(x + j + r * h);
+        cross_stages<RLog>(v);
+        for (int r = 0; r < R; ++r) O::store(x + j + r * h, v[r]);
+      }
+    }
+  }
+
+  static void radix(T* x, index len, int s, int r) {
+    if constexpr (kMaxRadixLog >= 4)
+      if (r == 4) return radix_pass<4>(x, len, s);
+    if (r == 3) return radix_pass<3>(x, len, s);
+    if (r == 2) return radix_pass<2>(x, len, s);
+    radix_pass<1>(x, len, s);
+  }
+
+  // The largest group of at most max_log stages that splits `count` stages into the fewest passes as
+  // evenly as possible.
+  static int group(int count, int max_log) {
+    const int passes = (count + max_log - 1) / max_log;
+    return (count + passes - 1) / passes;
+  }
+
+  // Stages [k0, k1) of the 2^k1-element block at x; when k0 == 0 the block is read from src.
+  static void block(T* x, const T* src, int k0, int k1) {
+    const int above = k1 - (k0 > l1_log ? k0 : l1_log);
+    if (above > 0 && k1 - k0 > kMaxRadixLog) {
+      const int r = group(above, max_radix_log(k1 - 1)), sub = k1 - r;
+      const index size = index{1} << k1, step = index{1} << sub;
+      for (index i = 0; i < size; i += step) block(x + i, src + i, k0, sub);
+      radix(x, size, sub, r);
+      return;
+    }
+    const index size = index{1} << k1;
+    int k = k0;
+    if (k0 == 0) {
+      const int cross = k1 - lane_log < kBaseCross ? k1 - lane_log : kBaseCross;
+      if (cross == 3) base_pass<3>(x, src, size);
+      if (cross == 2) base_pass<2>(x, src, size);
+      if (cross == 1) base_pass<1>(x, src, size);
+      if (cross == 0) base_pass<0>(x, src, size);
+      k = lane_log + cross;
+    }
+    for (int r; k < k1; k += r) {
+      r = group(k1 - k, max_radix_log(k1 - 1));
+      radix(x, size, k, r);
+    }
+  }
+
+  // Requires k0 == 0 (then x may differ from src) or 2^k0 >= lanes (then src == x), and
+  // 2^k1 >= lanes (smaller transforms take folklore_stages).
+  static void run(T* x, const T* src, index len, int k0, int k1) {
+    const index size = index{1} << k1;
+    for (index b = 0; b < len; b += size) block(x + b, src + b, k0, k1);
+  }
+};
+
+// The entry point of Kernels::plain: stages [k0, k1) on every 2^k1 block of len elements, reading
+// from src (which may equal x) when k0 == 0.
+template <class T>
+void plain_stages(T* x, const T* src, index len, int k0, int k1) {
+  using P = PlainStages<T>;
+  if ((index{1} << k1) < P::lanes) {
+    if (src != x) __builtin_memcpy(x, src, static_cast<std::size_t>(len) * sizeof(T));
+    folklore_stages<T, Stabilization::none>(x, nullptr, len, k0, k1);
+    return;
+  }
+  P::run(x, src, len, k0, k1);
+}
+
+}  // namespace fwht::cpu::FWHT_ISA
