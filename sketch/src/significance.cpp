@@ -6,10 +6,13 @@
 namespace pagh {
 
 double noise_tail(int repetitions, double z) {
+  return median_noise_tail(repetitions, 0.5 * std::erfc(std::max(z, 0.0) / std::sqrt(2.0)));  // P(N(0,1) >= z)
+}
+
+double median_noise_tail(int repetitions, double q) {
   const int d = std::max(repetitions, 1);
   const int needed = (d + 1) / 2;
-  const double q = 0.5 * std::erfc(std::max(z, 0.0) / std::sqrt(2.0));  // P(N(0,1) >= z)
-  if (q <= 0) return 0.0;
+  if (!(q > 0)) return 0.0;
   if (q >= 0.5) return 1.0;
   // Sum of binomial terms in logs (q can be ~1e-300 for large z).
   double one_side = 0;

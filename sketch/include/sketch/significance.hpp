@@ -12,6 +12,10 @@
 
 namespace pagh {
 
+// P(|median of d independent symmetric errors| >= q) when one error exceeds q on one side with
+// probability `one_sided` (P(error >= q) = P(error <= -q) = one_sided).
+double median_noise_tail(int repetitions, double one_sided);
+
 // P(|median of d independent N(0,1)| >= z), z >= 0.
 double noise_tail(int repetitions, double z);
 

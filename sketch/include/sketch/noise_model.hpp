@@ -1,0 +1,105 @@
+// The distribution of a reported estimate's error, measured from the sketch itself, and what it
+// says about each reported entry: an interval with a stated coverage and whether the entry stands
+// out from the largest of the m * p pure-noise estimates.
+//
+// Why empirical: the error of one single estimate of (i, j) is the signed sum of the other entries
+// of C that share its bucket, which has the same distribution as the content of a random bucket.
+// The d * b bucket values are therefore d * b draws of that error, heavy tails and all (a few large
+// entries of C make rare large errors, and so ghosts, that a Gaussian model with sigma =
+// ||C||_F / sqrt(b) does not predict; a product with empty buckets has mostly exact estimates,
+// which the Gaussian model over-states). The estimate is the median of d independent single
+// estimates, so its error is the median of d independent draws: P(|median| >= q) follows from
+// the one-sided tail s(q) = P(|error| >= q) / 2 (the error is symmetric: every entry enters a
+// bucket with a random sign) as the chance that ceil(d/2) of d draws lie beyond q on one side.
+//
+// Beyond the largest bucket the data say nothing; there the tail is taken as the larger of the
+// measured one and a Gaussian one of the buckets' own variance, so that significance, which lives
+// in that far tail when m * p is large, errs on the side of "noise".
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "sketch/entry.hpp"
+
+namespace pagh {
+
+class CompressedProduct;
+
+// What the model says about one reported entry (assess()).
+struct EntryAssessment {
+  double half_width = 0;      // of the interval with the model's coverage
+  double agreement = 0;       // the smallest single estimate in the direction of the median
+  double expected_noise = 0;  // noise entries expected with at least this agreement among m * p
+  bool significant = false;   // expected_noise <= the false-positive rate
+};
+
+class NoiseModel {
+ public:
+  // From the product's d sketches (bucket values pooled over the repetitions).
+  explicit NoiseModel(const CompressedProduct& product);
+  // From raw sketches: d = repetitions vectors of b values at [t * b, (t + 1) * b); candidates = m * p.
+  NoiseModel(std::span<const double> sketches, int repetitions, double candidates);
+
+  // P(|error of a reported estimate| >= q), measured (no Gaussian extension): what intervals use.
+  double tail(double q) const;
+  // The same with the Gaussian extension beyond the measured buckets: what significance uses.
+  double far_tail(double q) const;
+
+  // The half-width w of the interval estimate +- w that covers the exact value with probability
+  // `coverage` (in (0, 1)) for an entry whose estimate is not selected by its own noise.
+  double half_width(double coverage = 0.95) const;
+
+  // Pure-noise estimates expected with |estimate| >= magnitude among the m * p candidates.
+  double expected_noise(double magnitude) const { return candidates_ * far_tail(magnitude); }
+  // The smallest |estimate| at which noise alone is expected to reach it no more often than
+  // `false_positive_rate` times among the m * p candidates (a family-wise rate: an entry at or above
+  // it is "significant").
+  double significance_threshold(double false_positive_rate = 0.05) const;
+  bool significant(double magnitude, double false_positive_rate = 0.05) const {
+    return magnitude > 0 && magnitude >= significance_threshold(false_positive_rate);
+  }
+  // The magnitude the largest of the m * p noise estimates is expected to reach (one expected).
+  double noise_ceiling() const { return significance_threshold(1.0); }
+
+  // Significance by agreement: an entry's agreement is the smallest of its d single estimates in
+  // the direction of their median (negative when one has the other sign). Noise alone reaches
+  // agreement q only when all d single errors lie beyond q on one side, 2 s(q)^d, so a ghost (an
+  // entry whose median is lifted by large entries of C sharing its buckets in ceil(d/2)
+  // repetitions) is told from a real entry by the repetitions that disagree with it.
+  double agreement_tail(double q) const;  // with the Gaussian extension, as far_tail
+  // The smallest agreement that noise reaches with probability <= false_positive_rate over the m * p
+  // candidates; an entry whose agreement reaches it is significant.
+  double agreement_threshold(double false_positive_rate = 0.05) const;
+
+  // sqrt(mean over buckets of c^2): the standard deviation of one single estimate, ||C||_F / sqrt(b).
+  double sigma() const { return sigma_; }
+  // The same with the energy of the given (heavy, reported) entries removed: the noise the others
+  // make, sqrt(max(0, ||C||_F^2 - sum of their squares) / b).
+  double tail_sigma(std::span<const Entry> heavy) const;
+
+  // The entry's d single estimates read from the product's sketches, and the verdicts above.
+  EntryAssessment assess(const CompressedProduct& product, const Entry& entry, double coverage = 0.95,
+                         double false_positive_rate = 0.05) const;
+
+  int repetitions() const { return repetitions_; }
+  double candidates() const { return candidates_; }
+  std::int64_t buckets() const { return buckets_; }
+
+ private:
+  // P(|single error| >= q), from the histogram.
+  double single_tail(double q) const;
+  double median_tail(double one_sided) const;
+  double far_single_tail(double q) const;  // the measured single tail, extended by the Gaussian
+
+  int repetitions_ = 1;
+  std::int64_t buckets_ = 0;
+  double candidates_ = 0, sigma_ = 0, largest_ = 0, pooled_ = 0;
+  // Counts of |c| in geometric bins below largest_ (kBinsPerOctave per octave), bin 0 = the largest
+  // octave's top bin; values below the last bin (or zero) are counted in below_.
+  std::vector<double> counts_;
+  double below_ = 0;
+};
+
+}  // namespace pagh

@@ -1,0 +1,160 @@
+#include "sketch/noise_model.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+
+#include "sketch/compressed_product.hpp"
+#include "sketch/significance.hpp"
+
+namespace pagh {
+namespace {
+
+// A double's sign-less bits shifted so that the key is (exponent, top kMantissaBits of the
+// mantissa): monotone in the value, kBinsPerOctave bins per octave, each at most 1/16 of its octave wide.
+constexpr int kMantissaBits = 4;
+constexpr std::int64_t kBinsPerOctave = std::int64_t{1} << kMantissaBits;
+constexpr std::int64_t kBins = 64 * kBinsPerOctave;  // 64 octaves below the largest bucket
+
+std::int64_t key_of(double v) { return static_cast<std::int64_t>(std::bit_cast<std::uint64_t>(std::fabs(v)) >> (52 - kMantissaBits)); }
+double value_of(std::int64_t key) { return std::bit_cast<double>(static_cast<std::uint64_t>(key) << (52 - kMantissaBits)); }
+
+}  // namespace
+
+NoiseModel::NoiseModel(const CompressedProduct& product)
+    : NoiseModel([&] {
+        return std::span<const double>(product.sketch(0).data(),
+                                       static_cast<std::size_t>(product.buckets()) * static_cast<std::size_t>(product.repetitions()));
+      }(), product.repetitions(), static_cast<double>(product.rows()) * static_cast<double>(product.cols())) {}
+
+NoiseModel::NoiseModel(std::span<const double> sketches, int repetitions, double candidates)
+    : repetitions_(std::max(repetitions, 1)),
+      buckets_(static_cast<std::int64_t>(sketches.size()) / std::max(repetitions, 1)),
+      candidates_(candidates),
+      pooled_(static_cast<double>(sketches.size())),
+      counts_(kBins, 0.0) {
+  const std::int64_t n = static_cast<std::int64_t>(sketches.size());
+  double largest = 0, energy = 0;
+#pragma omp parallel for reduction(max : largest) reduction(+ : energy) schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double v = std::fabs(sketches[i]);
+    largest = std::max(largest, v);
+    energy += v * v;
+  }
+  largest_ = largest;
+  sigma_ = n > 0 ? std::sqrt(energy / static_cast<double>(n)) : 0.0;
+  if (!(largest_ > 0) || !std::isfinite(largest_)) {
+    below_ = pooled_;
+    return;
+  }
+  const std::int64_t top = key_of(largest_);
+  std::vector<std::vector<double>> partial(static_cast<std::size_t>(omp_get_max_threads()));
+#pragma omp parallel
+  {
+    std::vector<double>& mine = partial[static_cast<std::size_t>(omp_get_thread_num())];
+    mine.assign(kBins + 1, 0.0);  // the last slot counts the values below the bins
+#pragma omp for schedule(static)
+    for (std::int64_t i = 0; i < n; ++i) {
+      const std::int64_t bin = top - key_of(sketches[i]);
+      ++mine[static_cast<std::size_t>(std::min(bin, kBins))];
+    }
+  }
+  for (const auto& mine : partial) {
+    if (mine.empty()) continue;
+    for (std::int64_t b = 0; b < kBins; ++b) counts_[static_cast<std::size_t>(b)] += mine[static_cast<std::size_t>(b)];
+    below_ += mine[kBins];
+  }
+}
+
+double NoiseModel::single_tail(double q) const {
+  if (!(q > 0)) return 1.0;
+  if (!(q <= largest_) || pooled_ <= 0) return 0.0;
+  const std::int64_t top = key_of(largest_);
+  const std::int64_t bin = top - key_of(q);
+  if (bin >= kBins) return (pooled_ - below_) / pooled_;  // below every bin: the values below the bins count as zeros
+  double count = 0;
+  for (std::int64_t b = 0; b < bin; ++b) count += counts_[static_cast<std::size_t>(b)];
+  // The values in q's bin are taken as spread evenly over the bin (the largest bin ends at largest_).
+  const double lo = value_of(top - bin), hi = bin == 0 ? largest_ : value_of(top - bin + 1);
+  const double above = hi > lo ? std::clamp((hi - q) / (hi - lo), 0.0, 1.0) : 1.0;
+  count += above * counts_[static_cast<std::size_t>(bin)];
+  return std::min(1.0, count / pooled_);
+}
+
+double NoiseModel::median_tail(double one_sided) const { return median_noise_tail(repetitions_, one_sided); }
+
+double NoiseModel::tail(double q) const { return median_tail(0.5 * single_tail(q)); }
+
+double NoiseModel::far_single_tail(double q) const {
+  const double gaussian = sigma_ > 0 ? std::erfc(q / (sigma_ * std::sqrt(2.0))) : (q > 0 ? 0.0 : 1.0);
+  return std::max(single_tail(q), gaussian);
+}
+
+double NoiseModel::far_tail(double q) const { return median_tail(0.5 * far_single_tail(q)); }
+
+double NoiseModel::agreement_tail(double q) const {
+  if (!(q > 0)) return 1.0;
+  return std::min(1.0, 2 * std::pow(0.5 * far_single_tail(q), repetitions_));
+}
+
+namespace {
+// The smallest q in [0, hi] with f(q) <= target for a nonincreasing f (to a relative 1e-9).
+template <class F>
+double smallest_with(F f, double target, double hi) {
+  if (f(0.0) <= target) return 0.0;
+  double lo = 0;
+  while (f(hi) > target) hi *= 2;
+  for (int step = 0; step < 200 && hi - lo > 1e-9 * hi; ++step) {
+    const double mid = 0.5 * (lo + hi);
+    (f(mid) <= target ? hi : lo) = mid;
+  }
+  return hi;
+}
+}  // namespace
+
+double NoiseModel::half_width(double coverage) const {
+  if (!(coverage > 0 && coverage < 1)) return coverage >= 1 ? INFINITY : 0.0;
+  if (!(largest_ > 0)) return 0.0;
+  return smallest_with([&](double q) { return tail(q); }, 1 - coverage, largest_);
+}
+
+double NoiseModel::significance_threshold(double false_positive_rate) const {
+  if (!(sigma_ > 0)) return 0.0;
+  const double target = false_positive_rate / std::max(candidates_, 1.0);
+  return smallest_with([&](double q) { return far_tail(q); }, target, std::max(largest_, 8 * sigma_));
+}
+
+double NoiseModel::agreement_threshold(double false_positive_rate) const {
+  if (!(sigma_ > 0)) return 0.0;
+  const double target = false_positive_rate / std::max(candidates_, 1.0);
+  return smallest_with([&](double q) { return agreement_tail(q); }, target, std::max(largest_, 8 * sigma_));
+}
+
+EntryAssessment NoiseModel::assess(const CompressedProduct& product, const Entry& entry, double coverage,
+                                   double false_positive_rate) const {
+  EntryAssessment a;
+  a.half_width = half_width(coverage);
+  const HashTables& h = product.tables();
+  const double direction = entry.value >= 0 ? 1.0 : -1.0;
+  a.agreement = INFINITY;
+  for (int t = 0; t < product.repetitions(); ++t) {
+    const std::size_t r = static_cast<std::size_t>(t) * static_cast<std::size_t>(h.m) + static_cast<std::size_t>(entry.row);
+    const std::size_t c = static_cast<std::size_t>(t) * static_cast<std::size_t>(h.p) + static_cast<std::size_t>(entry.col);
+    const double single = double(h.sign_a[r]) * double(h.sign_b[c]) * product.sketch(t)[static_cast<std::size_t>(h.bucket_a[r] ^ h.bucket_b[c])];
+    a.agreement = std::min(a.agreement, direction * single);
+  }
+  a.expected_noise = candidates_ * agreement_tail(a.agreement);
+  a.significant = a.agreement > 0 && a.expected_noise <= false_positive_rate;
+  return a;
+}
+
+double NoiseModel::tail_sigma(std::span<const Entry> heavy) const {
+  if (buckets_ <= 0) return 0.0;
+  double energy = sigma_ * sigma_ * static_cast<double>(buckets_);  // ||C||_F^2
+  for (const Entry& e : heavy) energy -= e.value * e.value;
+  return std::sqrt(std::max(energy, 0.0) / static_cast<double>(buckets_));
+}
+
+}  // namespace pagh

@@ -1,0 +1,111 @@
+// Exact answers (sketch/exact_answers.hpp) against the definition on the whole product, and the
+// method choice (sketch/method.hpp) against its cost model.
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+#include <vector>
+
+#include "sketch/exact_answers.hpp"
+#include "sketch/method.hpp"
+#include "sketch_test_support.hpp"
+
+namespace pagh::test {
+namespace {
+
+// Every entry of C ranked by |value|, then row, then column: the definition.
+std::vector<Entry> ranked_by_definition(const Eigen::MatrixXd& C) {
+  std::vector<Entry> all;
+  for (Eigen::Index j = 0; j < C.cols(); ++j)
+    for (Eigen::Index i = 0; i < C.rows(); ++i) all.push_back(Entry{i, j, C(i, j), 0.0});
+  std::sort(all.begin(), all.end(), [](const Entry& x, const Entry& y) {
+    return std::make_tuple(-std::fabs(x.value), x.row, x.col) < std::make_tuple(-std::fabs(y.value), y.row, y.col);
+  });
+  return all;
+}
+
+void expect_same(const std::vector<Entry>& got, const std::vector<Entry>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t r = 0; r < got.size(); ++r) {
+    EXPECT_EQ(got[r].row, want[r].row) << "rank " << r;
+    EXPECT_EQ(got[r].col, want[r].col) << "rank " << r;
+    EXPECT_EQ(got[r].value, want[r].value) << "rank " << r;
+    EXPECT_EQ(got[r].spread, 0.0);
+  }
+}
+
+// Small integers: many ties, exact in double.
+Eigen::MatrixXd small_integers(int rows, int cols, double density, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> u(0, 1);
+  std::uniform_int_distribution<int> v(-3, 3);
+  Eigen::MatrixXd M = Eigen::MatrixXd::Zero(rows, cols);
+  for (Eigen::Index j = 0; j < cols; ++j)
+    for (Eigen::Index i = 0; i < rows; ++i)
+      if (u(rng) < density) M(i, j) = v(rng);
+  return M;
+}
+
+TEST(ExactAnswers, TopKAndThresholdMatchTheDefinition) {
+  std::mt19937_64 rng(3);
+  for (const double density : {1.0, 0.05}) {
+    const Eigen::MatrixXd A = small_integers(300, 40, density, rng), B = small_integers(40, 2500, density, rng);
+    const Eigen::MatrixXd C = A * B;
+    const auto all = ranked_by_definition(C);
+    const Eigen::SparseMatrix<double> As = A.sparseView(), Bs = B.sparseView();
+    for (const std::size_t k : {std::size_t{1}, std::size_t{37}, std::size_t{5000}}) {
+      const std::vector<Entry> want(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(k));
+      for (const int threads : {1, 2}) expect_same(exact_top_k(A, B, k, threads), want);
+      expect_same(exact_top_k(As, Bs, k), want);
+    }
+    for (const double threshold : {0.0, 1.0, 6.0}) {
+      std::vector<Entry> want;
+      for (const Entry& e : all)
+        if (std::fabs(e.value) >= threshold) want.push_back(e);
+      expect_same(exact_above(A, B, threshold, all.size(), 2), want);
+      expect_same(exact_above(As, Bs, threshold, all.size()), want);
+      if (want.size() > 1) {
+        EXPECT_THROW(exact_above(A, B, threshold, want.size() - 1, 2), TooManyEntries);
+        EXPECT_THROW(exact_above(As, Bs, threshold, want.size() - 1), TooManyEntries);
+      }
+    }
+  }
+}
+
+TEST(ExactAnswers, RefusesBadArguments) {
+  const Eigen::MatrixXd A = Eigen::MatrixXd::Ones(3, 4), B = Eigen::MatrixXd::Ones(5, 2);
+  EXPECT_THROW(exact_top_k(A, B, 1), Error);
+  EXPECT_THROW(exact_above(A, Eigen::MatrixXd::Ones(4, 2), -1.0, 10), Error);
+  EXPECT_THROW(exact_above(A, Eigen::MatrixXd::Ones(4, 2), NAN, 10), Error);
+}
+
+ProductCounts dense_counts(std::int64_t m, std::int64_t K, std::int64_t p) {
+  return ProductCounts{m, K, p, false, std::vector<double>(static_cast<std::size_t>(K), double(m)),
+                       std::vector<double>(static_cast<std::size_t>(K), double(p))};
+}
+
+TEST(ExactAnswers, MethodFollowsTheCostModel) {
+  const Throughput cpu = cpu_throughput(2, fwht::DType::f32);
+  const SketchParams params{};
+  // The model's own numbers decide: whichever estimate is smaller wins under automatic.
+  for (const std::int64_t n : {64, 256, 1024, 4096, 16384}) {
+    const MethodChoice c = choose_method(Method::automatic, dense_counts(n, n, n), params, cpu);
+    EXPECT_EQ(c.method == Method::exact, c.exact_seconds <= c.sketch_seconds) << n;
+    EXPECT_GT(c.exact_seconds, 0);
+    EXPECT_GT(c.sketch_seconds, 0);
+  }
+  // Small products are exact, large dense ones sketched (GEMM grows as n^3, the sketch as n^2 log n).
+  EXPECT_EQ(choose_method(Method::automatic, dense_counts(256, 256, 256), params, cpu).method, Method::exact);
+  EXPECT_EQ(choose_method(Method::automatic, dense_counts(8192, 8192, 8192), params, cpu).method, Method::sketch);
+  // Explicit requests are honoured; exact refuses what does not fit.
+  EXPECT_EQ(choose_method(Method::sketch, dense_counts(64, 64, 64), params, cpu).method, Method::sketch);
+  EXPECT_EQ(choose_method(Method::exact, dense_counts(8192, 8192, 8192), params, cpu).method, Method::exact);
+  ProductCounts sparse{100000, 100000, 100000, true, std::vector<double>(100000, 1000.0), std::vector<double>(100000, 1000.0)};
+  EXPECT_THROW(choose_method(Method::exact, sparse, params, cpu, 1e9), Error);
+  EXPECT_EQ(choose_method(Method::automatic, sparse, params, cpu, 1e9).method, Method::sketch);
+  // A sparse product with little work is exact.
+  const std::int64_t n = 100000;
+  ProductCounts graph{n, n, n, true, std::vector<double>(n, 5.0), std::vector<double>(n, 5.0)};
+  EXPECT_EQ(choose_method(Method::automatic, graph, params, cpu, 1e9).method, Method::exact);
+}
+
+}  // namespace
+}  // namespace pagh::test
