@@ -28,8 +28,9 @@ constexpr index kPartitions = 16;
 constexpr index kBatchBytes = index{512} << 10;
 
 // Line k is column k of A or row k of B. Two sources: sparse (index, value) lists (CSC of A, CSR
-// of B) and dense contiguous vectors (A's columns in place; B transposed once so its rows are
-// contiguous). Zeros are skipped when scattering; nnz(k) counts the nonzeros.
+// of B) and dense contiguous vectors (A's columns in place; the rows of a row-major B in place,
+// those of a column-major B transposed once). Zeros are skipped when scattering; nnz(k) counts the
+// nonzeros.
 struct SparseLines {
   std::vector<index> start{0};
   std::vector<index> position;
@@ -75,19 +76,45 @@ DenseLines<Scalar> columns_of(const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen:
   return lines;
 }
 
+// Rows of a column-major B: B^T, built in square tiles (the columns read and the rows written stay
+// in L1) with each row's nonzeros counted on the way; threads take disjoint blocks of rows.
 template <class Scalar>
 DenseLines<Scalar> rows_of(const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>& M, int threads) {
   DenseLines<Scalar> lines;
-  lines.owned.resize(M.cols(), M.rows());
-  // B^T in blocks of rows of B, in parallel: the arrangement must not be the serial part.
-  constexpr index kBlock = 256;
-  const index blocks = (M.rows() + kBlock - 1) / kBlock;
+  const index K = M.rows(), p = M.cols();
+  lines.owned.resize(p, K);
+  lines.nonzeros.assign(static_cast<std::size_t>(K), 0);
+  constexpr index kTile = 32;
+  const Scalar* src = M.data();
+  Scalar* dst = lines.owned.data();
+  const index blocks = (K + kTile - 1) / kTile;
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && M.size() > (1 << 20))
   for (index q = 0; q < blocks; ++q) {
-    const index first = q * kBlock, count = std::min(kBlock, M.rows() - first);
-    lines.owned.middleCols(first, count) = M.middleRows(first, count).transpose();
+    const index k0 = q * kTile, k1 = std::min(K, k0 + kTile);
+    index count[kTile] = {};
+    for (index j0 = 0; j0 < p; j0 += kTile) {
+      const index j1 = std::min(p, j0 + kTile);
+      for (index k = k0; k < k1; ++k) {
+        index c = 0;
+        for (index j = j0; j < j1; ++j) {
+          const Scalar v = src[j * K + k];
+          dst[k * p + j] = v;
+          c += v != Scalar(0);
+        }
+        count[k - k0] += c;
+      }
+    }
+    for (index k = k0; k < k1; ++k) lines.nonzeros[static_cast<std::size_t>(k)] = count[k - k0];
   }
-  lines.data = lines.owned.data(), lines.length = M.cols();
+  lines.data = dst, lines.length = p;
+  return lines;
+}
+
+// Rows of a row-major B are contiguous already: used in place, nothing copied.
+template <class Scalar>
+DenseLines<Scalar> rows_of(const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>& M, int threads) {
+  DenseLines<Scalar> lines;
+  lines.data = M.data(), lines.length = M.cols();
   lines.count(M.rows(), threads);
   return lines;
 }
@@ -118,10 +145,11 @@ SparseLines rows_of_sparse(const Eigen::SparseMatrix<Scalar>& M) {
 // What arranging the inputs into lines allocates: B transposed and a nonzero count per line (dense);
 // an (index, value) pair per nonzero of each, the row-major copy of B while converting, and the line
 // starts (sparse).
-template <class Scalar>
+template <class Scalar, int OrderB>
 double dense_lines_bytes(const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>& A,
-                         const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>& B) {
-  return static_cast<double>(B.size()) * sizeof(Scalar) + static_cast<double>(A.cols() + B.rows()) * sizeof(index);
+                         const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, OrderB>& B) {
+  const double transposed = OrderB == Eigen::RowMajor ? 0.0 : static_cast<double>(B.size()) * sizeof(Scalar);
+  return transposed + static_cast<double>(A.cols() + B.rows()) * sizeof(index);
 }
 template <class Scalar>
 double sparse_lines_bytes(const Eigen::SparseMatrix<Scalar>& A, const Eigen::SparseMatrix<Scalar>& B) {
@@ -356,7 +384,10 @@ std::int64_t sketch_length(std::int64_t m, std::int64_t p, const SketchParams& p
 }
 
 // The timed region starts before the inputs are arranged into lines: that is part of the cost.
-CompressedProduct compress(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B, const SketchParams& params) {
+namespace {
+template <class Scalar, int OrderB>
+CompressedProduct compress_dense(const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>& A,
+                                 const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, OrderB>& B, const SketchParams& params) {
   const auto start = std::chrono::steady_clock::now();
   check_inner_dimensions(A.rows(), A.cols(), B.rows(), B.cols(), kWhere);
   const int threads = params.threads > 0 ? params.threads : omp_get_max_threads();
@@ -364,13 +395,19 @@ CompressedProduct compress(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B, c
   check_memory_before_lines(A.rows(), B.cols(), lines_bytes, params);
   return compress_lines(columns_of(A, threads), rows_of(B, threads), A.rows(), B.cols(), A.cols(), params, lines_bytes, start);
 }
+}  // namespace
+
+CompressedProduct compress(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B, const SketchParams& params) {
+  return compress_dense(A, B, params);
+}
 CompressedProduct compress(const Eigen::MatrixXf& A, const Eigen::MatrixXf& B, const SketchParams& params) {
-  const auto start = std::chrono::steady_clock::now();
-  check_inner_dimensions(A.rows(), A.cols(), B.rows(), B.cols(), kWhere);
-  const int threads = params.threads > 0 ? params.threads : omp_get_max_threads();
-  const double lines_bytes = dense_lines_bytes(A, B);
-  check_memory_before_lines(A.rows(), B.cols(), lines_bytes, params);
-  return compress_lines(columns_of(A, threads), rows_of(B, threads), A.rows(), B.cols(), A.cols(), params, lines_bytes, start);
+  return compress_dense(A, B, params);
+}
+CompressedProduct compress(const Eigen::MatrixXd& A, const RowMajorMatrixXd& B, const SketchParams& params) {
+  return compress_dense(A, B, params);
+}
+CompressedProduct compress(const Eigen::MatrixXf& A, const RowMajorMatrixXf& B, const SketchParams& params) {
+  return compress_dense(A, B, params);
 }
 CompressedProduct compress(const Eigen::SparseMatrix<double>& A, const Eigen::SparseMatrix<double>& B, const SketchParams& params) {
   const auto start = std::chrono::steady_clock::now();

@@ -19,9 +19,16 @@
 
 namespace pagh {
 
-// Throws pagh::Error if cols(A) != rows(B) or a parameter is invalid.
+using RowMajorMatrixXd = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using RowMajorMatrixXf = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// Throws pagh::Error if cols(A) != rows(B) or a parameter is invalid. The sketch reads A by columns
+// and B by rows: a column-major B is transposed once (a copy of B); pass B row-major to skip that.
+// Both layouts give bit-identical sketches.
 CompressedProduct compress(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B, const SketchParams& params = {});
 CompressedProduct compress(const Eigen::MatrixXf& A, const Eigen::MatrixXf& B, const SketchParams& params = {});
+CompressedProduct compress(const Eigen::MatrixXd& A, const RowMajorMatrixXd& B, const SketchParams& params = {});
+CompressedProduct compress(const Eigen::MatrixXf& A, const RowMajorMatrixXf& B, const SketchParams& params = {});
 CompressedProduct compress(const Eigen::SparseMatrix<double>& A, const Eigen::SparseMatrix<double>& B,
                            const SketchParams& params = {});
 CompressedProduct compress(const Eigen::SparseMatrix<float>& A, const Eigen::SparseMatrix<float>& B,
