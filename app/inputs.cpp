@@ -5,6 +5,7 @@
 
 #include "cli_error.hpp"
 #include "read_limits.hpp"
+#include "matrix_io/npy.hpp"
 #include "matrix_io/read.hpp"
 
 namespace pagh_mm {
@@ -46,10 +47,14 @@ std::string without_api_hint(std::string message) {
 
 }  // namespace
 
-InputMatrix read_input(const std::string& path) {
+InputMatrix read_input(const std::string& path, bool transpose) {
+  namespace mio = pagh::matrix_io;
   try {
-    auto any = pagh::matrix_io::read_matrix<double>(path, input_read_options());
-    return InputMatrix{path, std::move(any.matrix)};
+    if (mio::is_npy_file(path)) return InputMatrix{path, mio::read_npy<double>(path, input_read_options(), transpose)};
+    auto any = mio::read_matrix<double>(path, input_read_options());
+    if (!transpose) return InputMatrix{path, std::move(any.matrix)};
+    if (any.is_dense()) return InputMatrix{path, Eigen::MatrixXd(any.dense().transpose())};
+    return InputMatrix{path, Eigen::SparseMatrix<double>(any.sparse().transpose())};
   } catch (const pagh::matrix_io::MatrixMarketError& e) {
     // Keep the reader's message as is: it already names the file and, for content, the line.
     throw CliError(classify_read_failure(e), "", without_reader_api_names(without_api_hint(e.what())));

@@ -25,9 +25,11 @@ struct InputMatrix {
 // it was opened, 65 for anything wrong with its content (such errors carry a line number).
 ExitCode classify_read_failure(const pagh::matrix_io::MatrixMarketError& error);
 
-// Reads a Matrix Market file; throws CliError with the code above and the reader's message
-// ("<file>:<line>: <reason>").
-InputMatrix read_input(const std::string& path);
+// Reads a Matrix Market file (plain or gzip-compressed) or a NumPy .npy array (recognised by their
+// first bytes, not their names); transpose reads the matrix's transpose (for a C-order .npy file at
+// no cost: its data is the transpose's column-major layout). Throws CliError with the code above and
+// the reader's message ("<file>:<line>: <reason>").
+InputMatrix read_input(const std::string& path, bool transpose = false);
 
 // Throws CliError (65) naming both files unless cols(A) == rows(B).
 void check_multipliable(const InputMatrix& a, const InputMatrix& b);

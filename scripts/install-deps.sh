@@ -5,7 +5,8 @@
 #   scripts/install-deps.sh [--tests] [--plots]
 #
 #   (always)  build-essential cmake ninja-build libeigen3-dev libboost-program-options-dev
-#             libgtest-dev nlohmann-json3-dev: the build, pagh-mm and the test suite
+#             libgtest-dev nlohmann-json3-dev zlib1g-dev: the build (zlib: gzip-compressed
+#             Matrix Market input), pagh-mm and the test suite
 #   --tests   clang-14 libclang-rt-14-dev: the libFuzzer test of the Matrix Market reader;
 #             python3-scipy: the reader's conformance test against scipy.io.mmread (and python3
 #             for the test that parses pagh-mm's CSV); without them those tests skip
@@ -15,12 +16,13 @@
 # The CUDA toolkit is not a Debian package here: install it at /usr/local/cuda (README.md).
 set -euo pipefail
 
-packages=(build-essential cmake ninja-build libeigen3-dev libboost-program-options-dev libgtest-dev nlohmann-json3-dev)
+packages=(build-essential cmake ninja-build libeigen3-dev libboost-program-options-dev libgtest-dev nlohmann-json3-dev
+  zlib1g-dev)
 for option in "$@"; do
   case "$option" in
     --tests) packages+=(clang-14 libclang-rt-14-dev python3 python3-scipy) ;;
     --plots) packages+=(python3-matplotlib) ;;
-    -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "install-deps.sh: unknown option '$option' (expected --tests, --plots)" >&2; exit 64 ;;
   esac
 done

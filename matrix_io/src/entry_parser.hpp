@@ -1,6 +1,9 @@
 // The entries of a Matrix Market file: one line each after the size line. Parses and checks every
-// line (tokens, index ranges, finiteness, the skew-symmetric diagonal, the declared count) and hands
-// each stored entry, 0-based, to a sink that builds the result. One pass; no line is looked at twice.
+// line of one chunk of the body (tokens, index ranges, finiteness, the skew-symmetric diagonal) and
+// hands each entry to a sink. Everything checked here depends on the line alone, so chunks can be
+// parsed independently; what depends on the chunk's place in the file (line numbers, the declared
+// count, where an array value goes) is settled by chunked_reader.hpp. One pass; no line is looked at
+// twice.
 #pragma once
 
 #include <cmath>
@@ -13,23 +16,19 @@
 #include "matrix_io/error.hpp"
 #include "matrix_io/read.hpp"
 #include "number_tokens.hpp"
-#include "preamble_parser.hpp"
 
 namespace pagh::matrix_io::detail {
 
 // Sink requirements: void add(std::int64_t row, std::int64_t col, Scalar value), called once per
-// stored entry in file order with indices already checked against the header.
+// coordinate entry in file order with 0-based indices already checked against the header; and
+// void add_value(Scalar value), called once per value of an array file.
+// Errors are thrown as MatrixMarketError with the line number counted from the chunk's start
+// (the first line of the chunk is line 1); entries() tells how many entry lines came before it.
 template <class Scalar, class Sink>
 class EntryParser {
  public:
-  EntryParser(const PreambleParser& preamble, const ReadOptions& options, Sink& sink)
-      : name_(preamble.name()),
-        header_(preamble.header()),
-        line_(preamble.line()),
-        allow_non_finite_(options.allow_non_finite),
-        sink_(sink) {
-    if (header_.format == Format::array) next_row_ = first_stored_row(0);
-  }
+  EntryParser(const std::string& name, const Header& header, const ReadOptions& options, Sink& sink)
+      : name_(name), header_(header), allow_non_finite_(options.allow_non_finite), sink_(sink) {}
 
   void consume(std::string_view block) {
     if (header_.format == Format::array) {
@@ -43,24 +42,12 @@ class EntryParser {
     }
   }
 
-  // At the end of the input: throws when fewer entries than declared were read.
-  void finish() const {
-    if (read_ < header_.stored_entries)
-      fail("expected " + std::to_string(header_.stored_entries) + " entries after the size line, found " +
-           std::to_string(read_) + " before the end of the input");
-  }
+  // Lines consumed so far (a last line without '\n' counts), and entry lines among them.
+  std::int64_t lines() const { return line_; }
+  std::int64_t entries() const { return read_; }
 
  private:
   [[noreturn]] void fail(const std::string& reason) const { throw MatrixMarketError(name_, line_, reason); }
-
-  std::int64_t first_stored_row(std::int64_t col) const {
-    switch (header_.symmetry) {
-      case Symmetry::general: return 0;
-      case Symmetry::symmetric: return col;
-      case Symmetry::skew_symmetric: return col + 1;
-    }
-    return 0;
-  }
 
   template <Format format, Field field>
   void consume_lines(std::string_view block) {
@@ -124,18 +111,10 @@ class EntryParser {
   void parse_line(const char* p, const char* eol) {
     p = skip_blanks(p, eol);
     if (p == eol || *p == '%') return;  // blank lines and comments may appear anywhere
-    if (read_ == header_.stored_entries)
-      fail("more entries than the " + std::to_string(header_.stored_entries) + " declared in the size line");
     std::int64_t row = 0, col = 0;
     Scalar value{1};
     if constexpr (format == Format::array) {
-      row = next_row_;
-      col = next_col_;
       value = parse_value(p, eol);
-      if (++next_row_ == header_.rows) {
-        ++next_col_;
-        next_row_ = first_stored_row(next_col_);
-      }
     } else {
       row = parse_index(p, eol, "row index", header_.rows);
       p = skip_blanks(p, eol);
@@ -151,21 +130,23 @@ class EntryParser {
     if (p != eol) fail("unexpected token '" + std::string(token_at(p, eol)) + "' at the end of the entry; " +
                        count_message(format == Format::array ? 2 : (field == Field::pattern ? 3 : 4)) +
                        " or more");
-    if (header_.symmetry == Symmetry::skew_symmetric && row == col && value != Scalar{0})
-      fail("nonzero diagonal entry (" + std::to_string(row + 1) + ", " + std::to_string(col + 1) +
-           ") in a skew-symmetric matrix");
-    sink_.add(row, col, value);
+    if constexpr (format == Format::array) {
+      sink_.add_value(value);  // skew-symmetric array files store no diagonal: nothing to check
+    } else {
+      if (header_.symmetry == Symmetry::skew_symmetric && row == col && value != Scalar{0})
+        fail("nonzero diagonal entry (" + std::to_string(row + 1) + ", " + std::to_string(col + 1) +
+             ") in a skew-symmetric matrix");
+      sink_.add(row, col, value);
+    }
     ++read_;
   }
 
-  std::string name_;
-  Header header_;
-  std::int64_t line_;
+  const std::string& name_;
+  const Header& header_;
   bool allow_non_finite_;
   Sink& sink_;
+  std::int64_t line_ = 0;
   std::int64_t read_ = 0;
-  std::int64_t next_row_ = 0;  // array files: where the next value goes
-  std::int64_t next_col_ = 0;
 };
 
 }  // namespace pagh::matrix_io::detail

@@ -1,13 +1,12 @@
-// Where parsed entries go. DenseSink writes straight into the dense result; EntryListSink keeps the
-// entries in file order for sparse assembly. Both check, before allocating, that the result fits
-// ReadOptions::max_result_bytes and (sparse) the storage index type.
+// What a result may cost (the checks against ReadOptions::max_result_bytes and the storage index
+// type, made before anything is allocated), and DenseSink, which sums coordinate entries into a
+// dense result.
 #pragma once
 
 #include <cstdint>
 #include <limits>
 #include <string>
 #include <type_traits>
-#include <vector>
 
 #include "matrix_io/read.hpp"
 
@@ -65,27 +64,19 @@ std::string sparse_refusal(const Header& header, std::uint64_t stored, std::size
          " bytes, more than ReadOptions::max_result_bytes = " + std::to_string(max_result_bytes);
 }
 
+// The entries of a coordinate file summed into a dense result, in file order (so a lone -0 reads
+// +0, and duplicates sum as in sparse assembly); symmetric entries are mirrored.
 template <class Scalar>
 class DenseSink {
  public:
   // Allocates the zero matrix; the caller has checked dense_refusal first.
   explicit DenseSink(const Header& header)
-      : matrix_(DenseMatrix<Scalar>::Zero(header.rows, header.cols)),
-        symmetry_(header.symmetry),
-        accumulate_(header.format == Format::coordinate) {}
+      : matrix_(DenseMatrix<Scalar>::Zero(header.rows, header.cols)), symmetry_(header.symmetry) {}
 
   void add(std::int64_t row, std::int64_t col, Scalar value) {
-    const Scalar mirrored = symmetry_ == Symmetry::skew_symmetric ? -value : value;
-    const bool mirror = row != col && symmetry_ != Symmetry::general;
-    if (accumulate_) {
-      // Coordinate files may repeat an entry: sum, as sparse assembly does (so a lone -0 reads +0).
-      matrix_(row, col) += value;
-      if (mirror) matrix_(col, row) += mirrored;
-    } else {
-      // Array files give every stored value exactly once: assign, which keeps the sign of -0.
-      matrix_(row, col) = value;
-      if (mirror) matrix_(col, row) = mirrored;
-    }
+    matrix_(row, col) += value;
+    if (row != col && symmetry_ != Symmetry::general)
+      matrix_(col, row) += symmetry_ == Symmetry::skew_symmetric ? -value : value;
   }
 
   DenseMatrix<Scalar> take() { return std::move(matrix_); }
@@ -93,45 +84,6 @@ class DenseSink {
  private:
   DenseMatrix<Scalar> matrix_;
   Symmetry symmetry_;
-  bool accumulate_;
-};
-
-// Stored entries in file order, indices already narrowed to the storage index type.
-template <class Scalar, class StorageIndex>
-struct EntryList {
-  std::vector<StorageIndex> rows;
-  std::vector<StorageIndex> cols;
-  std::vector<Scalar> values;
-};
-
-template <class Scalar, class StorageIndex>
-class EntryListSink {
- public:
-  // keep_zeros: coordinate files list their stored entries, explicit zeros included; array files list
-  // every value, and only the nonzero ones become stored entries of a sparse result.
-  // The caller has checked sparse_refusal for the declared count; the reservation is bounded by the
-  // input length (PreambleParser refuses counts the input cannot hold).
-  EntryListSink(const Header& header, bool keep_zeros) : keep_zeros_(keep_zeros) {
-    if (keep_zeros) {
-      const auto declared = static_cast<std::size_t>(header.stored_entries);
-      list_.rows.reserve(declared);
-      list_.cols.reserve(declared);
-      list_.values.reserve(declared);
-    }
-  }
-
-  void add(std::int64_t row, std::int64_t col, Scalar value) {
-    if (!keep_zeros_ && value == Scalar{0}) return;
-    list_.rows.push_back(static_cast<StorageIndex>(row));
-    list_.cols.push_back(static_cast<StorageIndex>(col));
-    list_.values.push_back(value);
-  }
-
-  EntryList<Scalar, StorageIndex> take() { return std::move(list_); }
-
- private:
-  EntryList<Scalar, StorageIndex> list_;
-  bool keep_zeros_;
 };
 
 }  // namespace pagh::matrix_io::detail

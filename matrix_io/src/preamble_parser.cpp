@@ -82,9 +82,10 @@ std::string_view PreambleParser::consume(std::string_view block) {
 void PreambleParser::parse_banner(std::string_view line) {
   // A UTF-8 byte-order mark (some Windows editors write one) carries no meaning: skip it.
   if (line.starts_with("\xEF\xBB\xBF")) line.remove_prefix(3);
-  // The commonest non-Matrix-Market input is a compressed one: say so rather than "missing banner".
+  // gzip input is decompressed before it gets here (text_source.cpp); a gzip stream inside one is
+  // named rather than called a missing banner.
   if (line.starts_with("\x1F\x8B"))
-    fail("gzip-compressed: this reader takes plain Matrix Market text (decompress it first, e.g. gunzip -k FILE)");
+    fail("gzip-compressed twice: the decompressed text is itself a gzip stream (decompress it once first, e.g. gunzip FILE)");
   const std::vector<std::string_view> tokens = split_blanks(line);
   if (tokens.empty() || !equals_ignoring_case(tokens[0], "%%MatrixMarket") || line.front() != '%')
     fail("missing Matrix Market banner: the first line must read " + std::string(banner_form));

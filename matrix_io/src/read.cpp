@@ -1,8 +1,9 @@
-// The public read_* / parse_* functions: run the preamble parser, choose a sink from the header, run
-// the entry parser over the rest of the input, assemble.
+// The public read_* / parse_* functions: run the preamble parser, check what the header asks for,
+// parse the rest of the input in parallel chunks, assemble.
 #include "matrix_io/read.hpp"
 
-#include "entry_parser.hpp"
+#include "array_placement.hpp"
+#include "chunked_body.hpp"
 #include "entry_sinks.hpp"
 #include "preamble_parser.hpp"
 #include "sparse_assembly.hpp"
@@ -23,14 +24,15 @@ std::string_view read_preamble(TextSource& source, PreambleParser& preamble) {
   return {};
 }
 
-template <class Scalar, class Sink>
-void read_entries(TextSource& source, const PreambleParser& preamble, std::string_view rest,
-                  const ReadOptions& options, Sink& sink) {
-  EntryParser<Scalar, Sink> parser(preamble, options, sink);
-  parser.consume(rest);
-  for (std::string_view block = source.next_block(); !block.empty(); block = source.next_block())
-    parser.consume(block);
-  parser.finish();
+// Parses every block after the preamble, in parallel chunks; throws the first error in file order.
+template <class Scalar, class Index>
+ChunkedBody<Scalar, Index> read_body(TextSource& source, const PreambleParser& preamble, std::string_view rest,
+                                     const ReadOptions& options) {
+  ChunkedBody<Scalar, Index> body(preamble, options);
+  body.consume(rest);
+  for (std::string_view block = source.next_block(); !block.empty(); block = source.next_block()) body.consume(block);
+  body.finish();
+  return body;
 }
 
 [[noreturn]] void refuse(const PreambleParser& preamble, const std::string& reason) {
@@ -38,14 +40,26 @@ void read_entries(TextSource& source, const PreambleParser& preamble, std::strin
 }
 
 template <class Scalar>
+DenseMatrix<Scalar> read_dense_after_preamble(TextSource& source, const PreambleParser& preamble, std::string_view rest,
+                                              const ReadOptions& options) {
+  const Header& header = preamble.header();
+  if (std::string reason = dense_refusal<Scalar>(header, options.max_result_bytes); !reason.empty())
+    refuse(preamble, reason);
+  auto body = read_body<Scalar, std::int64_t>(source, preamble, rest, options);
+  if (header.format == Format::array) return dense_from_array(header, body.chunks(), body.threads());
+  DenseSink<Scalar> sink(header);
+  for (auto& chunk : body.chunks()) {
+    for (std::size_t k = 0; k < chunk.values.size(); ++k) sink.add(chunk.rows[k], chunk.cols[k], chunk.values[k]);
+    chunk = {};
+  }
+  return sink.take();
+}
+
+template <class Scalar>
 DenseMatrix<Scalar> read_dense_from(TextSource& source, const ReadOptions& options) {
   PreambleParser preamble(source.name(), source.total_bytes());
   const std::string_view rest = read_preamble(source, preamble);
-  if (std::string reason = dense_refusal<Scalar>(preamble.header(), options.max_result_bytes); !reason.empty())
-    refuse(preamble, reason);
-  DenseSink<Scalar> sink(preamble.header());
-  read_entries<Scalar>(source, preamble, rest, options, sink);
-  return sink.take();
+  return read_dense_after_preamble<Scalar>(source, preamble, rest, options);
 }
 
 template <class Scalar, class StorageIndex>
@@ -59,9 +73,10 @@ SparseMatrix<Scalar, StorageIndex> read_sparse_after_preamble(TextSource& source
   if (std::string reason = sparse_refusal<Scalar, StorageIndex>(header, least, options.max_result_bytes);
       !reason.empty())
     refuse(preamble, reason);
-  EntryListSink<Scalar, StorageIndex> sink(header, coordinate);
-  read_entries<Scalar>(source, preamble, rest, options, sink);
-  return assemble_sparse<Scalar, StorageIndex>(header, sink.take(), preamble.name(), options.max_result_bytes);
+  auto body = read_body<Scalar, StorageIndex>(source, preamble, rest, options);
+  if (coordinate) return assemble_sparse<Scalar, StorageIndex>(header, body.chunks(), preamble.name(), options.max_result_bytes);
+  auto entries = array_as_entries(header, body.chunks());
+  return assemble_sparse<Scalar, StorageIndex>(header, entries, preamble.name(), options.max_result_bytes);
 }
 
 template <class Scalar, class StorageIndex>
@@ -76,13 +91,7 @@ AnyMatrix<Scalar, StorageIndex> read_matrix_from(TextSource& source, const ReadO
   PreambleParser preamble(source.name(), source.total_bytes());
   const std::string_view rest = read_preamble(source, preamble);
   const Header& header = preamble.header();
-  if (header.format == Format::array) {
-    if (std::string reason = dense_refusal<Scalar>(header, options.max_result_bytes); !reason.empty())
-      refuse(preamble, reason);
-    DenseSink<Scalar> sink(header);
-    read_entries<Scalar>(source, preamble, rest, options, sink);
-    return {header, sink.take()};
-  }
+  if (header.format == Format::array) return {header, read_dense_after_preamble<Scalar>(source, preamble, rest, options)};
   SparseMatrix<Scalar, StorageIndex> sparse =
       read_sparse_after_preamble<Scalar, StorageIndex>(source, preamble, rest, options);
   // The density rule (ReadOptions::dense_threshold), on the assembled count: long double keeps

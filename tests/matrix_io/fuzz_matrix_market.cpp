@@ -58,6 +58,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     require(e.file() == "fuzz", "error names the input");
   } catch (const pagh::Error&) {
   }
+  // Chunking changes nothing: cut into chunks of 1..16 bytes (chosen by the input), the read gives
+  // the one-chunk read's result or error, bit for bit and word for word.
+  {
+    mio::ReadOptions chunked = options;
+    chunked.chunk_bytes = 1 + (size > 1 ? data[size - 2] % 16 : 0);
+    const auto describe = [&](const mio::ReadOptions& o) {
+      try {
+        const auto m = mio::parse_sparse<double>(text, "fuzz", o);
+        std::string bytes(reinterpret_cast<const char*>(m.outerIndexPtr()), sizeof(int) * static_cast<std::size_t>(m.cols() + 1));
+        bytes.append(reinterpret_cast<const char*>(m.innerIndexPtr()), sizeof(int) * static_cast<std::size_t>(m.nonZeros()));
+        bytes.append(reinterpret_cast<const char*>(m.valuePtr()), sizeof(double) * static_cast<std::size_t>(m.nonZeros()));
+        return std::to_string(m.rows()) + "x" + std::to_string(m.cols()) + ":" + bytes;
+      } catch (const pagh::Error& e) {
+        return std::string("error ") + e.what();
+      }
+    };
+    require(describe(chunked) == describe(options), "a chunked read equals the one-chunk read");
+  }
   try {
     const Eigen::MatrixXd dense = mio::parse_dense<double>(text, "fuzz", options);
     // Dense and sparse reads add the same values in the same (file) order, so they agree bit for bit

@@ -1,4 +1,4 @@
-// What may come before the banner: a UTF-8 byte-order mark is skipped, a gzip stream is named.
+// What may come before the banner: a UTF-8 byte-order mark is skipped (gzip streams: test_read_gzip.cpp).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -34,17 +34,4 @@ TEST(MatrixIoReadPrefixes, ByteOrderMarkIsSkipped) {
   // Only at the very start: a BOM before the size line is still an error.
   EXPECT_THROW(mio::parse_sparse<double>("%%MatrixMarket matrix coordinate real general\n\xEF\xBB\xBF" "2 3 0\n", "x"),
                mio::MatrixMarketError);
-}
-
-TEST(MatrixIoReadPrefixes, GzipStreamIsNamed) {
-  // The first bytes of `gzip A.mtx`: magic 1f 8b, method 8, flags, then binary.
-  const std::string gzip("\x1f\x8b\x08\x08\x12\x34\x56\x78\x00\x03" "A.mtx\0\xab\xcd\n\x01", 20);
-  try {
-    mio::parse_sparse<double>(gzip, "A.mtx.gz");
-    FAIL() << "a gzip stream was accepted";
-  } catch (const mio::MatrixMarketError& e) {
-    EXPECT_EQ(e.line(), 1);
-    EXPECT_EQ(e.reason().rfind("gzip-compressed", 0), 0u) << e.reason();
-    EXPECT_NE(e.reason().find("gunzip"), std::string::npos) << e.reason();
-  }
 }

@@ -52,6 +52,12 @@ struct ReadOptions {
   // expansion and duplicate summing) number at least dense_threshold * rows * cols and the dense
   // result fits max_result_bytes. Array files are always dense.
   double dense_threshold = 0.25;
+  // Threads that parse the entries (0: all, OpenMP's default count). The body is cut into chunks at
+  // line ends and parsed on all of them; results and errors do not depend on the count.
+  int threads = 0;
+  // Bytes per chunk (0: automatic, at least 1 MiB). Small values put chunk boundaries anywhere in
+  // a small input, which is how the tests check that chunking never changes a result.
+  std::size_t chunk_bytes = 0;
 };
 
 // read_matrix's answer: the header as declared, and the matrix in the representation chosen.
