@@ -1,5 +1,5 @@
 // Output files that appear whole or not at all, by the project's output rule
-// (fwht/include/pagh/output_file.hpp).
+// (core/include/pagh/output_file.hpp).
 //
 // A regular file (or a new path; for a symbolic link, the file it points to) is first written under
 // a hidden staging name beside it, and only when every output of the command has been written are

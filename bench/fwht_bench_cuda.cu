@@ -17,11 +17,7 @@
 #include "fwht/plan.hpp"
 #include "fwht_bench.hpp"
 #include "pagh/error.hpp"
-
-// From fwht/src/cuda/cuda_plan.hpp (declared here so the bench needs no private include path).
-namespace fwht::cuda {
-int pass_count(const Shape& shape, DType dtype, const Options& options);
-}
+#include "tuning_from_env.hpp"
 
 namespace fwht::bench {
 namespace {
@@ -90,7 +86,8 @@ double median_ms(F&& f, int reps, cudaStream_t stream) {
 
 Result run_cuda(const Config& c) {
   const std::int64_t n = std::int64_t{1} << c.log2n;
-  const Options o{.stabilization = c.stabilization, .algorithm = c.algorithm, .compute = c.compute};
+  const Options o{.stabilization = c.stabilization, .algorithm = c.algorithm, .compute = c.compute,
+                  .tuning = pagh::bench::fwht_tuning_from_env()};
   const Shape shape{.n = n, .batch = c.batch};
   Plan plan(shape, c.dtype, o, Backend::cuda);
   const std::size_t elem = size_of(c.dtype);
@@ -121,7 +118,7 @@ Result run_cuda(const Config& c) {
   const int reps = c.repetitions > 0 ? c.repetitions : (bytes >= (std::size_t{1} << 30) ? 15 : 50);
   Result r;
   r.isa = prop.name;
-  r.passes = cuda::pass_count(plan.shape(), c.dtype, o);
+  r.passes = plan.describe().memory_passes;
   // Out of place (in -> out), the way a caller keeps its input.
   r.median_ms = median_ms([&](int i) { plan.execute(in[i % buffers], out[i % buffers], stream, ws); }, reps, stream);
   r.gbps = 2.0 * static_cast<double>(bytes) / (r.median_ms * 1e6);

@@ -34,6 +34,7 @@
 #include "cusparse_product.hpp"
 #include "sketch/cuda.hpp"
 #include "sketch_bench_cuda.hpp"
+#include "tuning_from_env.hpp"
 #endif
 
 namespace {
@@ -158,7 +159,8 @@ int main(int argc, char** argv) {
   auto sketch = [&](const Workload& w) -> pagh::CompressedProduct {
 #ifdef SKETCH_BENCH_HAVE_CUDA
     if (backend == "cuda") {
-      auto device = w.sparse ? pagh::cuda::compress(w.sa, w.sb, params) : pagh::cuda::compress(w.a, w.b, params);
+      const pagh::cuda::DeviceOptions options{.tuning = pagh::bench::path_tuning_from_env()};
+      auto device = w.sparse ? pagh::cuda::compress(w.sa, w.sb, params, options) : pagh::cuda::compress(w.a, w.b, params, options);
       return device.to_host();
     }
 #endif

@@ -21,6 +21,7 @@
 
 #include "sketch/cuda.hpp"
 #include "sketch_bench_cuda.hpp"
+#include "tuning_from_env.hpp"
 
 namespace {
 
@@ -115,7 +116,7 @@ int run_cuda_bench(const CudaBenchConfig& config) {
 
     for (int d : config.repetitions) {
       pagh::SketchParams params{.pad = config.pad, .repetitions = d, .seed = 42, .precision = config.precision, .compute = config.compute};
-      pagh::cuda::Compressor plan(n, n, n, params);
+      pagh::cuda::Compressor plan(n, n, n, params, {.tuning = pagh::bench::path_tuning_from_env()});
       const double rows = time_ms(plan.stream(), config.reps, [&] { plan.execute_rows(A.p, n, Bt.p, n); });
       const double cols = time_ms(plan.stream(), config.reps, [&] { plan.execute(A.p, n, B.p, n); });
       double general = -1;

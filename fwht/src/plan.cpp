@@ -108,6 +108,8 @@ void Plan::execute(const void* in, void* out, cudaStream_t stream, void* workspa
 
 std::size_t Plan::workspace_bytes() const { return impl_->workspace_bytes(); }
 
+PlanDescription Plan::describe() const { return impl_->describe(); }
+
 void Plan::check_span(DType t, std::size_t in_size, std::size_t out_size) const {
   if (t != dtype_)
     throw pagh::Error("fwht::Plan::execute", "element type " + std::string(to_string(t)) + " does not match the plan's " +

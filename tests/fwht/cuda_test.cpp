@@ -362,111 +362,101 @@ TEST_F(CudaTest, PairedSixteenBit) {
       ASSERT_NO_FATAL_FAILURE(check_case<bf16>(s, o, L % 2 == 1, stream_, rng, false, &tiny_b));
     }
   }
-  setenv("PAGH_FWHT_CUDA_PAIRS", "0", 1);
   for (int L : {5, 13, 20}) {
     const Shape s{.n = std::int64_t{1} << L, .batch = 3};
-    ASSERT_NO_FATAL_FAILURE(check_case<bf16>(s, {.compute = Compute::storage}, false, stream_, rng));
+    ASSERT_NO_FATAL_FAILURE(
+        check_case<bf16>(s, {.compute = Compute::storage, .tuning = {.paired_words = false}}, false, stream_, rng));
   }
-  unsetenv("PAGH_FWHT_CUDA_PAIRS");
 }
 
-// Every schedule the benchmark knobs of the register-tile path select computes the same bits
+// Every schedule the tuning knobs of the register-tile path select computes the same bits
 // (including the fused pair of strided passes, fused_pass, with one and with many strips).
 TEST_F(CudaTest, FastPathScheduleKnobs) {
   FWHT_TRACE_SEED();
   auto rng = test_rng();
-  struct Knob {
-    const char* name;
-    const char* value;
+  const std::vector<Tuning> settings = {
+      {.single_block_log = 12}, {.single_block_log = 13}, {.single_block_log = 14},
+      {.first_pass_stages = 12}, {.first_pass_stages = 13},
+      {.first_pass_stages = 10},  // three passes from 2^21: the last two fused
+      {.first_pass_stages = 10, .fuse = false},
+      {.first_pass_stages = 10, .fuse_strip_mib = 1},  // many strips
+      {.first_pass_stages = 10, .fuse_strip_mib = 1, .fuse_lag = 1},
+      {.stage_mode = 0},
+      {.stage_mode = 2},  // cp.async staging for 2-byte storage too
+      {.dependent_launch = false},  // passes without programmatic dependent launch
   };
-  const std::vector<std::vector<Knob>> settings = {
-      {{"PAGH_FWHT_CUDA_FAST_SINGLE", "12"}}, {{"PAGH_FWHT_CUDA_FAST_SINGLE", "13"}},
-      {{"PAGH_FWHT_CUDA_FAST_SINGLE", "14"}},
-      {{"PAGH_FWHT_CUDA_FAST_FIRST", "12"}},  {{"PAGH_FWHT_CUDA_FAST_FIRST", "13"}},
-      {{"PAGH_FWHT_CUDA_FAST_FIRST", "10"}},  // three passes from 2^21: the last two fused
-      {{"PAGH_FWHT_CUDA_FAST_FIRST", "10"}, {"PAGH_FWHT_CUDA_FUSE", "0"}},
-      {{"PAGH_FWHT_CUDA_FAST_FIRST", "10"}, {"PAGH_FWHT_CUDA_FUSE_MB", "1"}},  // many strips
-      {{"PAGH_FWHT_CUDA_FAST_FIRST", "10"}, {"PAGH_FWHT_CUDA_FUSE_MB", "1"}, {"PAGH_FWHT_CUDA_FUSE_LAG", "1"}},
-      {{"PAGH_FWHT_CUDA_FAST_STAGE", "0"}},
-      {{"PAGH_FWHT_CUDA_FAST_STAGE", "2"}},  // cp.async staging for 2-byte storage too
-      {{"PAGH_FWHT_CUDA_PDL", "0"}},  // passes without programmatic dependent launch
-  };
-  for (const auto& knobs : settings) {
-    for (const Knob& k : knobs) setenv(k.name, k.value, 1);
+  for (const Tuning& t : settings) {
     for (int L : {4, 5, 9, 12, 13, 14, 15, 17, 20, 22, 23, 24, 25}) {
       const Shape s{.n = std::int64_t{1} << L, .batch = L <= 14 ? 7 : 2};
-      ASSERT_NO_FATAL_FAILURE(check_case<float>(s, {}, L % 2 == 0, stream_, rng));
-      ASSERT_NO_FATAL_FAILURE(check_case<bf16>(s, {.normalization = Normalization::inverse}, L % 2 == 1, stream_, rng));
+      ASSERT_NO_FATAL_FAILURE(check_case<float>(s, {.tuning = t}, L % 2 == 0, stream_, rng));
+      ASSERT_NO_FATAL_FAILURE(
+          check_case<bf16>(s, {.normalization = Normalization::inverse, .tuning = t}, L % 2 == 1, stream_, rng));
     }
-    for (const Knob& k : knobs) unsetenv(k.name);
   }
 }
 
 // Cluster passes (cluster_pass.cuh) under every schedule knob, and the schedules without clusters
-// (PAGH_FWHT_CUDA_CLUSTER=0: three passes from 2^25, the last two fused): the same bits. Sizes:
-// single cluster passes 2^15..2^17 (the default from 2^21 elements in all: batched at 2^15),
-// two passes with clusters of 2, 4, 8 on the first pass (the defaults at 2^25..2^27; CLUSTER_FIRST
-// forces them elsewhere, also at 2^24), on the second (CLUSTER_FIRST=0, up to 8 at 2^28), on both
-// (CLUSTER_FIRST=1 at 2^28), and 16- to 256-byte rows (CLUSTER_W).
+// (max_cluster_log = 0: three passes from 2^25, the last two fused): the same bits. Sizes: single
+// cluster passes 2^15..2^17 (the default from 2^21 elements in all: batched at 2^15), two passes
+// with clusters of 2, 4, 8 on the first pass (the defaults at 2^25..2^27; cluster_first forces
+// them elsewhere, also at 2^24), on the second (cluster_first = 0, up to 8 at 2^28), on both
+// (cluster_first = 1 at 2^28), and 16- to 256-byte rows (cluster_column_log).
 TEST_F(CudaTest, ClusterSchedules) {
   FWHT_TRACE_SEED();
   auto rng = test_rng();
   struct Setting {
-    const char* name;
-    const char* value;
+    Tuning tuning;
     std::vector<int> sizes;
-    const char* name2 = nullptr;  // a second knob, if any
-    const char* value2 = nullptr;
   };
   const std::vector<Setting> settings = {
-      {"PAGH_FWHT_CUDA_CLUSTER", "0", {15, 16, 17, 25, 26}},
-      {"PAGH_FWHT_CUDA_CLUSTER", "1", {15, 16, 26, 27}},
-      {"PAGH_FWHT_CUDA_CLUSTER", "2", {16, 17, 27}},
-      {"PAGH_FWHT_CUDA_CLUSTER_W", "2", {26, 27}},
-      {"PAGH_FWHT_CUDA_CLUSTER_W", "3", {25, 26, 27}},  // 32-byte rows (the default before: 14 + 11, 15c2 + 11)
-      {"PAGH_FWHT_CUDA_CLUSTER_W", "5", {26}},  // 128-byte rows: 17c8 + 9
-      {"PAGH_FWHT_CUDA_CLUSTER_W", "6", {25}},
-      {"PAGH_FWHT_CUDA_CLUSTER_FIRST", "0", {26, 27, 28}},
-      {"PAGH_FWHT_CUDA_CLUSTER_FIRST", "1", {28}},
-      {"PAGH_FWHT_CUDA_CLUSTER_FIRST", "3", {28}},
-      {"PAGH_FWHT_CUDA_CLUSTER_FIRST", "1", {24}, "PAGH_FWHT_CUDA_CLUSTER_W", "5"},  // 15c2 + 9 below the default range
+      {{.max_cluster_log = 0}, {15, 16, 17, 25, 26}},
+      {{.max_cluster_log = 1}, {15, 16, 26, 27}},
+      {{.max_cluster_log = 2}, {16, 17, 27}},
+      {{.cluster_column_log = 2}, {26, 27}},
+      {{.cluster_column_log = 3}, {25, 26, 27}},  // 32-byte rows: 14 + 11, 15c2 + 11
+      {{.cluster_column_log = 5}, {26}},  // 128-byte rows: 17c8 + 9
+      {{.cluster_column_log = 6}, {25}},
+      {{.cluster_first = 0}, {26, 27, 28}},
+      {{.cluster_first = 1}, {28}},
+      {{.cluster_first = 3}, {28}},
+      {{.cluster_first = 1, .cluster_column_log = 5}, {24}},  // 15c2 + 9 below the default range
   };
   for (const Setting& k : settings) {
-    setenv(k.name, k.value, 1);
-    if (k.name2) setenv(k.name2, k.value2, 1);
     for (int L : k.sizes) {
       const Shape s{.n = std::int64_t{1} << L, .batch = L <= 17 ? std::int64_t{1} << (21 - L) : 1};
-      ASSERT_NO_FATAL_FAILURE(check_case<float>(s, {.normalization = Normalization::orthonormal}, L % 2 == 0, stream_, rng));
+      const Tuning& t = k.tuning;
+      ASSERT_NO_FATAL_FAILURE(
+          check_case<float>(s, {.normalization = Normalization::orthonormal, .tuning = t}, L % 2 == 0, stream_, rng));
       if (L <= 26) {
-        ASSERT_NO_FATAL_FAILURE(check_case<bf16>(s, {.normalization = Normalization::inverse}, L % 2 == 1, stream_, rng));
-        ASSERT_NO_FATAL_FAILURE(check_case<f16>(s, {.compute = Compute::storage}, L % 2 == 0, stream_, rng));
-        ASSERT_NO_FATAL_FAILURE(check_case<std::int32_t>(s, {}, L % 2 == 1, stream_, rng));
+        ASSERT_NO_FATAL_FAILURE(
+            check_case<bf16>(s, {.normalization = Normalization::inverse, .tuning = t}, L % 2 == 1, stream_, rng));
+        ASSERT_NO_FATAL_FAILURE(check_case<f16>(s, {.compute = Compute::storage, .tuning = t}, L % 2 == 0, stream_, rng));
+        ASSERT_NO_FATAL_FAILURE(check_case<std::int32_t>(s, {.tuning = t}, L % 2 == 1, stream_, rng));
       }
     }
-    unsetenv(k.name);
-    if (k.name2) unsetenv(k.name2);
   }
 }
 
 // The default two-pass cluster shapes of both device memory classes (schedule.cpp,
-// kTwoPassShapes; PAGH_FWHT_CUDA_SLOW_MEMORY picks the class whatever the device): 128-byte rows
+// kTwoPassShapes; Tuning::slow_memory picks the class whatever the device): 128-byte rows
 // with clusters on both passes for f32 and i32 at 2^26..2^29, f16/bf16 computed in f32 at 2^27 and
 // 2^28 and paired words of 2^27 and 2^28 (2^28 and 2^29 elements), beside the rule's shapes: the
 // CPU's bits.
 TEST_F(CudaTest, ClusterShapesOfBothMemoryClasses) {
   FWHT_TRACE_SEED();
   auto rng = test_rng();
-  for (const char* slow : {"0", "1"}) {
-    setenv("PAGH_FWHT_CUDA_SLOW_MEMORY", slow, 1);
+  for (bool slow : {false, true}) {
+    const Tuning t{.slow_memory = slow};
     for (int L : {26, 27, 28, 29})
-      ASSERT_NO_FATAL_FAILURE(check_case<float>({.n = std::int64_t{1} << L}, {}, L % 2 == 0, stream_, rng));
-    ASSERT_NO_FATAL_FAILURE(check_case<std::int32_t>({.n = std::int64_t{1} << 28}, {}, false, stream_, rng));
+      ASSERT_NO_FATAL_FAILURE(check_case<float>({.n = std::int64_t{1} << L}, {.tuning = t}, L % 2 == 0, stream_, rng));
+    ASSERT_NO_FATAL_FAILURE(check_case<std::int32_t>({.n = std::int64_t{1} << 28}, {.tuning = t}, false, stream_, rng));
     for (int L : {27, 28})
-      ASSERT_NO_FATAL_FAILURE(check_case<bf16>({.n = std::int64_t{1} << L}, {.normalization = Normalization::inverse}, L % 2 == 1, stream_, rng));
+      ASSERT_NO_FATAL_FAILURE(check_case<bf16>({.n = std::int64_t{1} << L}, {.normalization = Normalization::inverse, .tuning = t},
+                                               L % 2 == 1, stream_, rng));
     for (int L : {28, 29})
-      ASSERT_NO_FATAL_FAILURE(check_case<f16>({.n = std::int64_t{1} << L}, {.compute = Compute::storage}, L % 2 == 0, stream_, rng));
+      ASSERT_NO_FATAL_FAILURE(
+          check_case<f16>({.n = std::int64_t{1} << L}, {.compute = Compute::storage, .tuning = t}, L % 2 == 0, stream_, rng));
   }
-  unsetenv("PAGH_FWHT_CUDA_SLOW_MEMORY");
 }
 
 // The stabilized register-tile kernels: Kahan/Neumaier on single-pass plans (n = 2^4..2^13, several
@@ -541,6 +531,19 @@ TEST_F(CudaTest, UnsupportedAndMisuse) {
   std::vector<float> x(1024);
   EXPECT_THROW(plan.execute(x.data(), x.data()), pagh::Error);  // host execute on a CUDA plan
   EXPECT_THROW(plan.execute(nullptr, nullptr, stream_), pagh::Error);
+}
+
+// Plan::describe reports the planner's layout for the device at hand, tuning included; a tuning
+// value outside its range is refused by the constructor.
+TEST_F(CudaTest, DescribeAndTuningRange) {
+  const Plan fast({.n = 1 << 20}, DType::f32, {}, Backend::cuda);
+  EXPECT_EQ(fast.describe().memory_passes, 2);
+  EXPECT_NE(fast.describe().text.find("register tile"), std::string::npos) << fast.describe().text;
+  const Plan tile({.n = 1 << 20}, DType::f32, {.tuning = {.register_tile = false}}, Backend::cuda);
+  EXPECT_NE(tile.describe().text.find("general tile pass"), std::string::npos) << tile.describe().text;
+  const Plan paired({.n = 1 << 20}, DType::f16, {.compute = Compute::storage}, Backend::cuda);
+  EXPECT_NE(paired.describe().text.find("paired 16-bit words"), std::string::npos) << paired.describe().text;
+  EXPECT_THROW(Plan({.n = 1 << 20}, DType::f32, {.tuning = {.fuse_lag = 0}}, Backend::cuda), pagh::Error);
 }
 
 }  // namespace

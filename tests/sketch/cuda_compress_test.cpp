@@ -272,8 +272,8 @@ TEST(SketchCuda, IntegerInputsBitIdenticalToCpuOnEveryPath) {
       SCOPED_TRACE(std::string(c.name) + ", b = " + std::to_string(shape.b) + ", d = " + std::to_string(shape.d));
       const pagh::SketchParams params = params_for(c, shape.d, rng());
       const auto y = host_sketches(pagh::compress(A, B, params));
-      // The fused path runs with each kernel: wide slices (b >= 2^14), slices (PAGH_SKETCH_WIDE=0,
-      // PAGH_SKETCH_CLUSTER=0) and every cluster size.
+      // The fused path runs with each kernel: wide slices (b >= 2^14), slices (PathTuning wide =
+      // false, cluster_log = 0) and every cluster size.
       // 16-bit storage takes only the wide kernel (the others: general path).
       const bool plain = !c.force_general && c.stabilization == fwht::Stabilization::none && c.algorithm == fwht::Algorithm::folklore;
       const bool sixteen = fwht::size_of(c.precision) == 2;
@@ -282,18 +282,16 @@ TEST(SketchCuda, IntegerInputsBitIdenticalToCpuOnEveryPath) {
         const bool wide = permuted || std::string(cluster) == "wide";
         if (std::string(cluster) != "0" && !(plain && (c.precision == fwht::DType::f32 || (wide && sixteen)))) continue;
         if (wide && shape.b < 16384) continue;
-        SCOPED_TRACE(std::string("PAGH_SKETCH_CLUSTER=") + cluster);
-        setenv("PAGH_SKETCH_WIDE", wide ? "1" : "0", 1);
-        if (!wide) setenv("PAGH_SKETCH_CLUSTER", cluster, 1);
+        SCOPED_TRACE(std::string("cluster_log ") + cluster);
+        pagh::cuda::PathTuning tuning{.wide = wide};
+        if (!wide) tuning.cluster_log = std::stoi(cluster);
         if (wide) {  // staged lines (every shape here fits), or permuted lines in pieces of 7 k
-          setenv("PAGH_SKETCH_WIDE_PIECE", "7", 1);
-          setenv("PAGH_SKETCH_WIDE_GATHER", permuted ? "0" : "1", 1);
-          EXPECT_NE(pagh::cuda::Compressor(shape.m, shape.K, shape.p, params).path().find(permuted ? "permuted" : "staged"),
+          tuning.wide_piece = 7;
+          tuning.wide_staged_lines = !permuted;
+          EXPECT_NE(pagh::cuda::Compressor(shape.m, shape.K, shape.p, params, {.tuning = tuning}).path().find(permuted ? "permuted" : "staged"),
                     std::string::npos);
         }
-        const auto gpu = pagh::cuda::compress(A, B, params, {.force_general = c.force_general});
-        unsetenv("PAGH_SKETCH_CLUSTER"), unsetenv("PAGH_SKETCH_WIDE"), unsetenv("PAGH_SKETCH_WIDE_PIECE");
-        unsetenv("PAGH_SKETCH_WIDE_GATHER");
+        const auto gpu = pagh::cuda::compress(A, B, params, {.force_general = c.force_general, .tuning = tuning});
         EXPECT_EQ(gpu.buckets(), shape.b);
         const auto x = device_sketches(gpu);
         const std::int64_t at = first_difference(x, y);
@@ -343,12 +341,8 @@ TEST(SketchCuda, ClusterAndSliceKernelsAgreeWithinRounding) {
   std::mt19937_64 rng(run_seed());
   const Dense A = gaussian(2100, 90, rng), B = gaussian(90, 1900, rng);  // b = 32768: clusters of 8
   const pagh::SketchParams params{.repetitions = 2, .seed = rng()};
-  setenv("PAGH_SKETCH_WIDE", "0", 1);
-  setenv("PAGH_SKETCH_CLUSTER", "3", 1);
-  const auto clusters = device_sketches(pagh::cuda::compress(A, B, params));
-  setenv("PAGH_SKETCH_CLUSTER", "0", 1);
-  const auto slices = device_sketches(pagh::cuda::compress(A, B, params));
-  unsetenv("PAGH_SKETCH_CLUSTER"), unsetenv("PAGH_SKETCH_WIDE");
+  const auto clusters = device_sketches(pagh::cuda::compress(A, B, params, {.tuning = {.wide = false, .cluster_log = 3}}));
+  const auto slices = device_sketches(pagh::cuda::compress(A, B, params, {.tuning = {.wide = false, .cluster_log = 0}}));
   ASSERT_EQ(clusters.size(), slices.size());
   double scale = 0, worst = 0;
   for (std::size_t i = 0; i < slices.size(); ++i)
@@ -374,13 +368,9 @@ TEST(SketchCuda, WideKernelAgreesWithinRoundingAndIsDeterministic) {
   const std::size_t budget = 2 * 10 * (2101 + 1900) * 4;  // chunks of about 10 k
   EXPECT_EQ(first_difference(wide, device_sketches(pagh::cuda::compress(A, B, params, {.max_input_bytes = budget}))), -1)
       << "streaming changed the result";
-  setenv("PAGH_SKETCH_WIDE_PIECE", "4", 1);
-  EXPECT_EQ(first_difference(wide, device_sketches(pagh::cuda::compress(A, B, params))), -1) << "pieces of 4 k changed the result";
-  unsetenv("PAGH_SKETCH_WIDE_PIECE");
-  setenv("PAGH_SKETCH_WIDE", "0", 1);
-  setenv("PAGH_SKETCH_CLUSTER", "0", 1);
-  const auto slices = device_sketches(pagh::cuda::compress(A, B, params));
-  unsetenv("PAGH_SKETCH_WIDE"), unsetenv("PAGH_SKETCH_CLUSTER");
+  EXPECT_EQ(first_difference(wide, device_sketches(pagh::cuda::compress(A, B, params, {.tuning = {.wide_piece = 4}}))), -1)
+      << "pieces of 4 k changed the result";
+  const auto slices = device_sketches(pagh::cuda::compress(A, B, params, {.tuning = {.wide = false, .cluster_log = 0}}));
   const auto cpu = host_sketches(pagh::compress(A, B, params));
   ASSERT_EQ(wide.size(), cpu.size());
   ASSERT_EQ(slices.size(), cpu.size());
@@ -413,18 +403,15 @@ TEST(SketchCuda, WideKernelStagedLinesEqualPermutedLines) {
     const std::size_t budget = 2 * 10 * (2100 + 1904) * 4;  // chunks of about 10 k
     EXPECT_EQ(first_difference(staged, device_sketches(pagh::cuda::compress(A, B, params, {.max_input_bytes = budget}))), -1)
         << "streaming changed the result";
-    setenv("PAGH_SKETCH_WIDE_GATHER", "0", 1);
-    EXPECT_NE(pagh::cuda::Compressor(2100, 90, 1904, params).path().find("permuted"), std::string::npos);
-    const auto permuted = device_sketches(pagh::cuda::compress(A, B, params));
-    unsetenv("PAGH_SKETCH_WIDE_GATHER");
+    const pagh::cuda::DeviceOptions permute{.tuning = {.wide_staged_lines = false}};
+    EXPECT_NE(pagh::cuda::Compressor(2100, 90, 1904, params, permute).path().find("permuted"), std::string::npos);
+    const auto permuted = device_sketches(pagh::cuda::compress(A, B, params, permute));
     EXPECT_EQ(first_difference(staged, permuted), -1) << "staged and permuted lines differ";
     if (precision == fwht::DType::f32) {  // lines of 8192 + 4100 entries: the staged kernel's shallow rings
       const Dense A2 = gaussian(8192, 40, rng), B2 = gaussian(40, 4100, rng);  // b = 65536
       EXPECT_NE(pagh::cuda::Compressor(8192, 40, 4100, params).path().find("staged"), std::string::npos);
       const auto staged2 = device_sketches(pagh::cuda::compress(A2, B2, params));
-      setenv("PAGH_SKETCH_WIDE_GATHER", "0", 1);
-      const auto permuted2 = device_sketches(pagh::cuda::compress(A2, B2, params));
-      unsetenv("PAGH_SKETCH_WIDE_GATHER");
+      const auto permuted2 = device_sketches(pagh::cuda::compress(A2, B2, params, permute));
       EXPECT_EQ(first_difference(staged2, permuted2), -1) << "staged (shallow rings) and permuted lines differ";
     }
     // Device inputs: A with lda = m + 1 (unaligned columns: the permutation) and with lda = m + 4.

@@ -70,7 +70,7 @@ for f in "$root"/sketch/src/*.cpp; do
 done
 cuda_include=$(dirname "$(dirname "$curand")")/include
 clang++-14 -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Wno-unknown-pragmas \
-  -I"$root/sketch/include" -I"$root/sketch/src" -I"$root/fwht/include" -I/usr/include/eigen3 -I"$cuda_include" \
+  -I"$root/sketch/include" -I"$root/sketch/src" -I"$root/fwht/include" -I"$root/core/include" -I/usr/include/eigen3 -I"$cuda_include" \
   "$root/tests/sketch/fuzz_sketch_file.cpp" "${sources[@]}" "$root/fwht/src/options.cpp" \
   "$curand" -Wl,-rpath,"$(dirname "$curand")" -lgomp -o "$work/fuzz_sketch_file"
 

@@ -5,6 +5,8 @@
 #include <string_view>
 #include <vector>
 
+#include "fwht/tuning.hpp"
+
 namespace fwht {
 
 // Storage type of the data. Host types: f64 = double, f32 = float, f16 = fwht::f16 (IEEE binary16),
@@ -57,6 +59,8 @@ struct Options {
   bool check_overflow = false;
   // CPU worker threads; 0 means all hardware threads. Results do not depend on the thread count.
   int threads = 0;
+  // Knobs of the CUDA planner (fwht/tuning.hpp); results do not depend on them.
+  Tuning tuning = {};
 };
 
 // FFTW plan_many semantics. Element j of transform t lives at base + t*distance + j*stride

@@ -30,6 +30,14 @@ template <> constexpr DType dtype_of<bf16>() { return DType::bf16; }
 template <> constexpr DType dtype_of<std::int32_t>() { return DType::i32; }
 template <> constexpr DType dtype_of<std::int64_t>() { return DType::i64; }
 
+// What a plan does, for reports and benchmarks (in the spirit of fftw_print_plan).
+struct PlanDescription {
+  // Passes over the data in device memory (a fused pair of passes counts as one); 0 where the
+  // backend does not report them (CPU plans).
+  int memory_passes = 0;
+  std::string text;  // the route, then one line per pass with its geometry
+};
+
 // Implementation interface of one backend; users never see it.
 class PlanImpl {
  public:
@@ -37,6 +45,7 @@ class PlanImpl {
   virtual void execute(const void* in, void* out) = 0;
   virtual void execute(const void* in, void* out, cudaStream_t stream, void* workspace) = 0;
   virtual std::size_t workspace_bytes() const = 0;
+  virtual PlanDescription describe() const { return {.memory_passes = 0, .text = "cpu plan\n"}; }
 };
 
 class Plan {
@@ -72,6 +81,8 @@ class Plan {
 
   // Bytes of device workspace a CUDA plan needs (0 for CPU plans, whose scratch the plan owns).
   std::size_t workspace_bytes() const;
+  // The kernels and passes the plan runs (the CUDA planner's decisions, Options::tuning included).
+  PlanDescription describe() const;
   // Elements spanned by one buffer: (batch-1)*distance + (n-1)*stride + 1.
   std::int64_t extent() const { return extent_; }
   const Shape& shape() const { return shape_; }

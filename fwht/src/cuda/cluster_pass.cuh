@@ -167,7 +167,7 @@ void launch_cluster(const FastArgs& args, int cluster_log, bool first, bool last
                                   (first ? " first" : "") + (last ? " last" : ""));
   const std::size_t smem = fast_shared_bytes(14, Stabilization::none, false, fast_padded(14, false));
   if (configure_only) {
-    FWHT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
+    PAGH_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
                     "fwht::Plan (cuda)");
     return;
   }
@@ -175,7 +175,7 @@ void launch_cluster(const FastArgs& args, int cluster_log, bool first, bool last
     throw pagh::Error(kWhere, "cluster pass: " + std::to_string(blocks) + " blocks");
   PassLaunch launch(dim3(static_cast<unsigned>(blocks)), dim3(kFastThreads), smem, stream, args.dependent);
   launch.cluster(1u << cluster_log);
-  FWHT_CUDA_CHECK(cudaLaunchKernelEx(&launch.config, kernel, args), kWhere);
+  PAGH_CUDA_CHECK(cudaLaunchKernelEx(&launch.config, kernel, args), kWhere);
 }
 
 }  // namespace fwht::cuda

@@ -20,7 +20,4 @@ std::unique_ptr<PlanImpl> make_cuda_plan(const Shape& shape, DType dtype, const 
 // True when a CUDA device is present and this build's kernels run on it; otherwise fills `why`.
 bool device_usable(std::string* why);
 
-// Passes over device memory that a CUDA plan of this shape and type makes (for benchmarks).
-int pass_count(const Shape& shape, DType dtype, const Options& options);
-
 }  // namespace fwht::cuda

@@ -63,13 +63,13 @@ void launch_fast(const FastArgs& args, Stabilization st, int block_log, bool fir
                                   std::to_string(block_log) + (first ? " first" : "") + (last ? " last" : ""));
   const std::size_t smem = fast_shared_bytes(block_log, st, std::is_same_v<typename Tr::C, float>, fast_padded(block_log, first && last));
   if (configure_only) {
-    FWHT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
+    PAGH_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
                     "fwht::Plan (cuda)");
     return;
   }
   if (blocks > 0x7fffffff) throw pagh::Error(kWhere, "pass needs more than 2^31-1 blocks");
   PassLaunch launch(dim3(static_cast<unsigned>(blocks)), dim3(kFastThreads), smem, stream, args.dependent);
-  FWHT_CUDA_CHECK(cudaLaunchKernelEx(&launch.config, kernel, args), kWhere);
+  PAGH_CUDA_CHECK(cudaLaunchKernelEx(&launch.config, kernel, args), kWhere);
 }
 
 template <class Tr>
@@ -91,15 +91,15 @@ void launch_fused(const FusedArgs& args, Stabilization st, int block_log, bool l
   if (kernel == nullptr) throw pagh::Error(kWhere, "no fused pass kernel for block_log " + std::to_string(block_log));
   const std::size_t smem = fast_shared_bytes(block_log, st, std::is_same_v<typename Tr::C, float>, fast_padded(block_log, false));
   if (configure_only) {
-    FWHT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
+    PAGH_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
                     "fwht::Plan (cuda)");
     if (blocks_per_sm)
-      FWHT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, kernel, kFastThreads, smem),
+      PAGH_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, kernel, kFastThreads, smem),
                       "fwht::Plan (cuda)");
     return;
   }
   kernel<<<static_cast<unsigned>(blocks), kFastThreads, smem, stream>>>(args);
-  FWHT_CUDA_CHECK(cudaGetLastError(), kWhere);
+  PAGH_CUDA_CHECK(cudaGetLastError(), kWhere);
 }
 
 }  // namespace fwht::cuda

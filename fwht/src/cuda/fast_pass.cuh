@@ -48,7 +48,7 @@
 
 #include "cuda/arithmetic.cuh"
 #include "cuda/butterflies.cuh"
-#include "cuda/check.hpp"
+#include "pagh/cuda_check.hpp"
 #include "cuda/fast_pass.hpp"
 #include "cuda/pass_dependency.cuh"
 #include "pagh/error.hpp"

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <string>
 
-#include "cuda/check.hpp"
+#include "pagh/cuda_check.hpp"
 #include "cuda/fast_pass.hpp"
 #include "pagh/error.hpp"
 
@@ -32,7 +32,7 @@ void launch_layout_copy(const LayoutCopy& c, int element_bytes, cudaStream_t str
   if (element_bytes == 4) layout_copy<unsigned><<<blocks, 256, 0, stream>>>(c, log2n);
   else if (element_bytes == 2) layout_copy<unsigned short><<<blocks, 256, 0, stream>>>(c, log2n);
   else throw pagh::Error("fwht::Plan::execute (cuda)", "layout copy of " + std::to_string(element_bytes) + "-byte elements");
-  FWHT_CUDA_CHECK(cudaGetLastError(), "fwht::Plan::execute (cuda)");
+  PAGH_CUDA_CHECK(cudaGetLastError(), "fwht::Plan::execute (cuda)");
 }
 
 }  // namespace fwht::cuda

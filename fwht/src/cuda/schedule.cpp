@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 
 #include "fwht/options.hpp"
@@ -18,19 +16,15 @@ const TileConfig& tile_config(int compute_bytes, int planes) {
                                              "-byte compute type with " + std::to_string(planes) + " plane(s)");
 }
 
-// Tuning knob for benchmarks: PAGH_FWHT_CUDA_TILE="B,W" replaces block_log and column_log of the
-// 4-byte, one-plane entry. Results do not depend on it (stages still run in increasing order).
-TileConfig tuned(const TileConfig& c) {
+namespace {
+
+// Tuning::tile_block_log / tile_column_log replace the 4-byte, one-plane entry.
+TileConfig tuned(const TileConfig& c, const Tuning& tuning) {
   TileConfig t = c;
-  if (c.compute_bytes != 4 || c.planes != 1) return t;
-  if (const char* env = std::getenv("PAGH_FWHT_CUDA_TILE")) {
-    int b = 0, w = 0;
-    if (std::sscanf(env, "%d,%d", &b, &w) == 2 && b >= 8 && b <= 15 && w >= 2 && w <= 6) t.block_log = b, t.column_log = w;
-  }
+  if (c.compute_bytes == 4 && c.planes == 1 && tuning.tile_block_log && tuning.tile_column_log)
+    t.block_log = *tuning.tile_block_log, t.column_log = *tuning.tile_column_log;
   return t;
 }
-
-namespace {
 
 Schedule schedule_with(const TileConfig& cfg, std::int64_t n, std::int64_t batch, bool alman_rao) {
   Schedule out;
@@ -67,10 +61,11 @@ Schedule schedule_with(const TileConfig& cfg, std::int64_t n, std::int64_t batch
 }  // namespace
 
 // The table's tile is the largest; smaller tiles (down to 1/4) give more blocks and more resident
-// blocks per SM, which measured faster on an H200 whenever they need no extra pass (bench/NOTES.md:
-// 2^20 f32 0.031 -> 0.017 ms). So: fewest passes first, then the smallest tile.
-Schedule make_schedule(std::int64_t n, std::int64_t batch, int compute_bytes, bool stabilized, bool alman_rao) {
-  const TileConfig largest = tuned(tile_config(compute_bytes, stabilized ? 2 : 1));
+// blocks per SM, which measured faster whenever they need no extra pass. So: fewest passes first,
+// then the smallest tile.
+Schedule make_schedule(std::int64_t n, std::int64_t batch, int compute_bytes, bool stabilized, bool alman_rao,
+                       const Tuning& tuning) {
+  const TileConfig largest = tuned(tile_config(compute_bytes, stabilized ? 2 : 1), tuning);
   Schedule best = schedule_with(largest, n, batch, alman_rao);
   for (int shrink = 1; shrink <= 2; ++shrink) {
     TileConfig smaller = largest;
@@ -83,44 +78,6 @@ Schedule make_schedule(std::int64_t n, std::int64_t batch, int compute_bytes, bo
 
 namespace {
 
-int env_int(const char* name, int fallback, int lo, int hi) {
-  const char* env = std::getenv(name);
-  if (env == nullptr) return fallback;
-  int v = 0;
-  if (std::sscanf(env, "%d", &v) != 1 || v < lo || v > hi) return fallback;
-  return v;
-}
-
-}  // namespace
-
-// Tuning knobs for benchmarks (results do not depend on them: stages still run in increasing
-// order): PAGH_FWHT_CUDA_FAST_FIRST = most stages of the first pass of a multi-pass plan (8..14),
-// PAGH_FWHT_CUDA_FAST_SINGLE = block_log of single-pass plans of n <= 2^12 (12..14).
-namespace {
-
-// Default two-pass cluster shapes (c1, w) that differ from the rule of cluster_schedule (w = 4,
-// c1 = L - 24 for 2^25..2^27), each measured faster in two rounds on the devices it applies to
-// (bench/RESULTS.md, twelfth session; ms before -> after). slow_memory_only: H100-class devices
-// (ClusterContext::slow_memory); the H200 keeps the rule there (these shapes measured 4-13%
-// slower on it for f32 at 2^27..2^29, and the paired ones 2-7% slower).
-struct TwoPassShape {
-  bool slow_memory_only;
-  int storage_bytes;
-  bool paired;
-  int log2n;  // of the transform the schedule is made for (words, for the paired plans)
-  int c1, w;
-};
-constexpr TwoPassShape kTwoPassShapes[] = {
-    {false, 2, false, 28, 3, 5},  // f16/bf16 computed in f32: H200 1.53 -> 1.38, H100 1.86 -> 1.45
-    {true, 4, false, 26, 3, 5},   // f32 (and i32) on the H100: 0.439 -> 0.426
-    {true, 4, false, 27, 2, 5},   // 0.887 -> 0.863
-    {true, 4, false, 28, 3, 5},   // 2.010 -> 1.757
-    {true, 4, false, 29, 3, 5},   // 3.689 -> 3.634
-    {true, 2, false, 27, 2, 5},   // f16/bf16 computed in f32 on the H100: 0.708 -> 0.692
-    {true, 4, true, 27, 2, 5},    // paired words of 2^28 f16/bf16 elements on the H100: 0.993 -> 0.906
-    {true, 4, true, 28, 2, 5},    // 2^29 elements: 2.006 -> 1.870
-};
-
 const TwoPassShape* two_pass_shape(int L, int storage_bytes, const ClusterContext& cc) {
   for (const TwoPassShape& t : kTwoPassShapes)
     if ((!t.slow_memory_only || cc.slow_memory) && t.storage_bytes == storage_bytes && t.paired == cc.paired &&
@@ -130,19 +87,16 @@ const TwoPassShape* two_pass_shape(int L, int storage_bytes, const ClusterContex
 }
 
 // The cluster schedules of make_fast_schedule (schedule.hpp); empty where the plain ones apply.
-std::vector<FastPass> cluster_schedule(int L, std::int64_t total, int storage_bytes, const ClusterContext& cc) {
-  const int cmax = env_int("PAGH_FWHT_CUDA_CLUSTER", cc.max_cluster_log, 0, cc.max_cluster_log);
+std::vector<FastPass> cluster_schedule(int L, std::int64_t total, int storage_bytes, const ClusterContext& cc,
+                                       const Tuning& tuning) {
+  const int cmax = std::min(tuning.max_cluster_log.value_or(cc.max_cluster_log), cc.max_cluster_log);
   const int first_cluster_max = cc.paired ? 2 : 3;
   constexpr int kBlock = 14;
-  // Measured on an H200 (bench/NOTES.md "Cluster passes"): one cluster pass beats two plain passes
-  // from 2^21 elements in all (2^15 x 64: 0.0153 vs 0.0170 ms) and loses below (2^15 x 16: 0.0125
-  // vs 0.0108: too few blocks). Two passes (tenth session, knob sweep over w and c1 at 2^24..2^30,
-  // bench/NOTES.md "Cluster first passes with 64-byte rows"): 14 + c1 stages in clusters of 2^c1,
-  // then 10 stages on rows of 2^4 columns (64 bytes of f32), win at 2^25..2^27 (c1 = 1, 2, 3:
-  // 0.170 / 0.352 / 0.741 ms against 0.185 / 0.384 / 0.785 for the schedules before: 14 + 11 on
-  // 32-byte rows, 15c2 + 11, three fused groups); 2^24 keeps 14 + 10, and from 2^28 (c1 would be
-  // 4, or clusters on the second pass too) the three fused groups stay faster (1.56 against
-  // 1.61-1.84 ms at 2^28).
+  // One cluster pass beats two plain passes from 2^21 elements in all and loses below (too few
+  // blocks). Two passes of 14 + c1 stages in clusters of 2^c1, then 10 stages on rows of 2^4
+  // columns (64 bytes of f32), win at 2^25..2^27 (c1 = 1, 2, 3); 2^24 keeps 14 + 10, and from 2^28
+  // (c1 would be 4, or clusters on the second pass too) the three fused groups stay faster
+  // (bench/NOTES.md, fwht-cuda).
   constexpr int kSingleMinLog = 21;  // one cluster pass for >= 2^21 elements in all
   if (cmax == 0 || L <= kBlock) return {};
   FastPass first;
@@ -154,10 +108,10 @@ std::vector<FastPass> cluster_schedule(int L, std::int64_t total, int storage_by
     first.cluster_log = L - kBlock;
     return {first};
   }
-  const int forced = env_int("PAGH_FWHT_CUDA_CLUSTER_FIRST", -1, 0, 3);
+  const int forced = tuning.cluster_first.value_or(-1);
   const TwoPassShape* shape = forced < 0 ? two_pass_shape(L, storage_bytes, cc) : nullptr;
   if (L <= kBlock + 10 && forced < 0 && shape == nullptr) return {};  // two passes without clusters
-  const int w = env_int("PAGH_FWHT_CUDA_CLUSTER_W", shape ? shape->w : 4, 2, 8);
+  const int w = tuning.cluster_column_log.value_or(shape ? shape->w : 4);
   const int local = kBlock - w;  // stages of a strided block
   int c1 = L - kBlock - local, c2 = 0;  // the rule: the clusters on the first pass
   if (shape || forced >= 0) {
@@ -181,29 +135,28 @@ std::vector<FastPass> cluster_schedule(int L, std::int64_t total, int storage_by
 
 }  // namespace
 
-std::vector<FastPass> make_fast_schedule(std::int64_t n, std::int64_t batch, int storage_bytes, ClusterContext cc) {
+std::vector<FastPass> make_fast_schedule(std::int64_t n, std::int64_t batch, int storage_bytes, const ClusterContext& cc,
+                                         const Tuning& tuning) {
   const int L = std::countr_zero(static_cast<std::uint64_t>(n));
   if (L < 4) throw pagh::Error("fwht::Plan (cuda)", "the fast pass needs n >= 16");
   const std::int64_t total = n * batch;
-  if (auto clustered = cluster_schedule(L, total, storage_bytes, cc); !clustered.empty()) return clustered;
+  if (auto clustered = cluster_schedule(L, total, storage_bytes, cc, tuning); !clustered.empty()) return clustered;
   std::vector<FastPass> out;
   if (L <= 14) {
     FastPass p;
     p.g = L;
     // 2^13-element blocks measured fastest for n = 2^9..2^12 (fewer barriers per element than 2^12);
-    // 2^12 for n <= 2^8 with 4-byte storage; 2^14 for n = 2^11, 2^12 with 2-byte storage (H200,
-    // f16/bf16 at 2^12: 0.73 against 0.83-0.86 ms per GiB; bench/NOTES.md).
+    // 2^12 for n <= 2^8 with 4-byte storage; 2^14 for n = 2^11, 2^12 with 2-byte storage.
     const int single = storage_bytes == 2 ? (L == 11 || L == 12 ? 14 : 13) : (L > 8 ? 13 : 12);
-    p.block_log = std::max(L, env_int("PAGH_FWHT_CUDA_FAST_SINGLE", single, 12, 14));
+    p.block_log = std::max(L, tuning.single_block_log.value_or(single));
     p.blocks = (total + (std::int64_t{1} << p.block_log) - 1) >> p.block_log;
     out.push_back(p);
     return out;
   }
   // First passes of 2^14-element blocks leave SMs idle at 2^20..2^22 (64..256 blocks for 132 SMs):
-  // there a first pass of L - 9 stages (>= 12: at least 256 blocks of 2^12..2^13) measured 8-13%
-  // faster on an H200 (bench/RESULTS.md).
+  // there a first pass of L - 9 stages (>= 12: at least 256 blocks of 2^12..2^13) measured faster.
   const int first_default = L >= 20 && L <= 22 ? std::max(12, L - 9) : 14;
-  const int first_max = env_int("PAGH_FWHT_CUDA_FAST_FIRST", first_default, 8, 14);
+  const int first_max = tuning.first_pass_stages.value_or(first_default);
   // Later passes: one of up to 10 stages, else two balanced ones; at least 4 stages each.
   std::vector<int> later;
   const int rest = L - first_max;
@@ -279,20 +232,17 @@ std::vector<FastPass> make_wide_schedule(std::int64_t n, std::int64_t batch) {
   return out;
 }
 
-// Tuning knobs: PAGH_FWHT_CUDA_FUSE=0 turns fusion off, PAGH_FWHT_CUDA_FUSE_MB = strip size in MiB
-// (1..32, default 4; the L2 is 50 MB on an H100, 60 MB on an H200).
 FusedGeometry make_fused(std::vector<FastPass>& passes, std::int64_t n, std::int64_t batch, int work_bytes,
-                         Stabilization st) {
+                         Stabilization st, const Tuning& tuning) {
   FusedGeometry f;
-  if (passes.size() != 3 || st == Stabilization::wide_carry) return f;
-  if (const char* env = std::getenv("PAGH_FWHT_CUDA_FUSE"); env && env[0] == '0') return f;
+  if (passes.size() != 3 || st == Stabilization::wide_carry || !tuning.fuse.value_or(true)) return f;
   FastPass& a = passes[1];
   FastPass& b = passes[2];
   const int block_log = std::max(a.block_log, b.block_log);
   const int wa = block_log - a.g, wb = block_log - b.g;
   if (block_log > 13 || wa < 4 || wa > 8 || wb < 4 || wb > 8 || wa > a.s || wb > b.s) return f;
   const int L = std::countr_zero(static_cast<std::uint64_t>(n));
-  const int mib = env_int("PAGH_FWHT_CUDA_FUSE_MB", 4, 1, 32);
+  const int mib = tuning.fuse_strip_mib.value_or(4);
   // Strip: strip_columns x 2^(L - a.s) rows of work_bytes each, a power of two near mib MiB.
   const std::int64_t row_bytes = (std::int64_t{1} << (L - a.s)) * work_bytes;
   std::int64_t columns = 1;
@@ -303,8 +253,7 @@ FusedGeometry make_fused(std::vector<FastPass>& passes, std::int64_t n, std::int
   a.w = wa, b.w = wb;
   a.block_log = b.block_log = block_log;
   f.fused = true;
-  // Plain transforms from 2^29: a lag of one strip measured 7-9% faster (H200, two runs: 2^29 2.96
-  // against 3.18 ms, 2^30 5.89 against 6.43); at 2^27/2^28 it is slower (bench/NOTES.md).
+  // Plain transforms from 2^29: a lag of one strip measured faster; at 2^27/2^28 it is slower.
   f.one_strip_lag = st == Stabilization::none && L >= 29;
   f.block_log = block_log;
   f.strip_columns = columns;
@@ -315,11 +264,11 @@ FusedGeometry make_fused(std::vector<FastPass>& passes, std::int64_t n, std::int
   return f;
 }
 
-std::int64_t fused_lag(const FusedGeometry& f, std::int64_t resident_blocks) {
-  if (f.one_strip_lag) return env_int("PAGH_FWHT_CUDA_FUSE_LAG", 1, 1, 64);
+std::int64_t fused_lag(const FusedGeometry& f, std::int64_t resident_blocks, const Tuning& tuning) {
+  if (tuning.fuse_lag) return *tuning.fuse_lag;
+  if (f.one_strip_lag) return 1;
   const std::int64_t lag = (3 * resident_blocks + 2 * f.tiles_a - 1) / (2 * f.tiles_a);
-  const int fallback = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(lag, 64)));
-  return env_int("PAGH_FWHT_CUDA_FUSE_LAG", fallback, 1, 64);
+  return std::max<std::int64_t>(1, std::min<std::int64_t>(lag, 64));
 }
 
 }  // namespace fwht::cuda

@@ -7,30 +7,18 @@
 // holds 2^tpb_log tiles (several small transforms share a block) in shared memory, so the block
 // reads and writes device memory exactly once per element and applies all g stages on chip.
 //
-// Tile sizes come from one table (kTileTable) keyed by the bytes of the compute type and the number
-// of planes (2 when error terms travel with the values); anything outside it is an explicit error.
+// Tile sizes come from one table (kTileTable, shape_tables.hpp). Every function here is pure: the
+// device enters through ClusterContext, the knobs through fwht::Tuning (fwht/tuning.hpp), whose
+// ranges the planner has checked (planner.cpp).
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "cuda/shape_tables.hpp"
 #include "fwht/options.hpp"
 
 namespace fwht::cuda {
-
-struct TileConfig {
-  int compute_bytes;  // sizeof of the compute type held in shared memory
-  int planes;         // 1 = values, 2 = values + error terms
-  int block_log;      // log2 elements per block (64 KiB of shared memory per block)
-  int column_log;     // log2 W for strided passes: 64-byte rows of the compute type
-};
-
-inline constexpr TileConfig kTileTable[] = {
-    {4, 1, 14, 4},  // float, uint32, 16-bit values held in float: 16 Ki elements
-    {4, 2, 13, 4},  // float + errors
-    {8, 1, 13, 3},  // double, uint64
-    {8, 2, 12, 3},  // double + errors
-};
 
 // Throws pagh::Error when the table has no entry.
 const TileConfig& tile_config(int compute_bytes, int planes);
@@ -53,7 +41,9 @@ struct Schedule {
 };
 
 // Alman-Rao passes end on stage r + 3k (H8 kernels are never split between passes).
-Schedule make_schedule(std::int64_t n, std::int64_t batch, int compute_bytes, bool stabilized, bool alman_rao);
+// Tuning::tile_block_log / tile_column_log replace the table's 4-byte, one-plane entry.
+Schedule make_schedule(std::int64_t n, std::int64_t batch, int compute_bytes, bool stabilized, bool alman_rao,
+                       const Tuning& tuning);
 
 // Passes of the register-tile kernel (fast_pass.cuh): plain folklore, 4-byte compute types, packed
 // layouts, n >= 16. The first pass applies stages [0, g) to blocks of 2^block_log consecutive
@@ -61,14 +51,14 @@ Schedule make_schedule(std::int64_t n, std::int64_t batch, int compute_bytes, bo
 // [s, s+g) to tiles of 2^g rows x 2^w columns (w = block_log - g, 4 <= w <= 8, 2^w <= 2^s).
 // block_log is 12..14; g <= 14 on the first pass, 4 <= g <= 10 on later ones: one pass up to
 // 2^14, two up to 2^24, three up to 2^34. Single-pass plans of n <= 2^12 use 2^13-element blocks,
-// except 2^12 for n <= 2^8 with 4-byte storage and 2^14 for n = 2^11, 2^12 with 2-byte storage
-// (bench/NOTES.md). Two-pass plans take 14 stages in the first pass, except max(12, L - 9) at
+// except 2^12 for n <= 2^8 with 4-byte storage and 2^14 for n = 2^11, 2^12 with 2-byte storage.
+// Two-pass plans take 14 stages in the first pass, except max(12, L - 9) at
 // 2^20..2^22, so that the first pass has at least 256 blocks.
 //
 // With max_cluster_log > 0 (plain modes on a device with thread-block clusters) passes may also be
 // cluster passes (cluster_pass.cuh: cluster_log > 0, blocks of 2^14 elements, g counting the
 // cluster_log stages applied across the cluster). Two passes of these shapes reach 2^31; the
-// defaults take them only where they measured faster (H200, bench/NOTES.md "Cluster passes"):
+// defaults take them only where they measured faster (bench/NOTES.md, fwht-cuda):
 // - 2^15..2^(14 + max_cluster_log) with >= 2^21 elements in all: one cluster pass, 2^(L - 14)
 //   blocks per tile (smaller batches: the two plain passes);
 // - 2^18..2^24: the two plain passes (14 stages + a strided pass of up to 10);
@@ -76,15 +66,13 @@ Schedule make_schedule(std::int64_t n, std::int64_t batch, int compute_bytes, bo
 //   pass of 2^10 rows x 2^w columns (w = 4: 64-byte rows of f32) per block;
 // - from 2^28: the plain three stage groups (the last two fused): clusters of 8 on the first pass
 //   with clusters on the strided pass too, or 32- and 128-byte rows, measured slower;
-// - except the shapes of kTwoPassShapes (schedule.cpp), measured faster on an H100 and an H200
-//   (bench/RESULTS.md, twelfth session): 128-byte rows of f32 (w = 5) with clusters on both passes
-//   where device memory is slow next to the SMs (ClusterContext::slow_memory: the H100), and for
-//   16-bit storage computed in f32 at 2^28 on both.
-// Knobs (results do not depend on them): PAGH_FWHT_CUDA_CLUSTER = largest cluster_log (0: none),
-// PAGH_FWHT_CUDA_CLUSTER_FIRST = c1 (0..3; the second pass then takes clusters of
-// 2^(L - 14 - c1 - (14 - w)), at most 2^max_cluster_log; also below 2^25), PAGH_FWHT_CUDA_CLUSTER_W
-// = w (2..8), PAGH_FWHT_CUDA_SLOW_MEMORY = 0/1 (the device's memory class, cuda_plan.cu). Shapes
-// that do not fit two passes fall back to the plain schedule.
+// - except the shapes of kTwoPassShapes (shape_tables.hpp): 128-byte rows of f32 (w = 5) with
+//   clusters on both passes where device memory is slow next to the SMs
+//   (ClusterContext::slow_memory), and for 16-bit storage computed in f32 at 2^28 on both classes.
+// Knobs (Tuning): max_cluster_log caps the clusters (0: none); cluster_first = c1 (the second pass
+// then takes clusters of 2^(L - 14 - c1 - (14 - w)), at most 2^max_cluster_log; also below 2^25);
+// cluster_column_log = w; single_block_log and first_pass_stages as named. Shapes that do not fit
+// two passes fall back to the plain schedule.
 struct FastPass {
   int s = 0, g = 0, w = 0, block_log = 12;
   int cluster_log = 0;
@@ -92,17 +80,16 @@ struct FastPass {
 };
 // What the default cluster shapes depend on besides n, batch and the storage size.
 struct ClusterContext {
-  int max_cluster_log = 0;  // 3 where thread-block clusters exist (cuda_plan.cu), 0: no cluster passes
+  int max_cluster_log = 0;  // DeviceCaps::max_cluster_log (0: no cluster passes), capped by Tuning
   // Paired 16-bit words: their 2^14-element blocks run 2 per SM instead of 3, so the default first
-  // pass before a strided one takes clusters of at most 4 (clusters of 8 at 2^27 words measured 5%
-  // slower than the three fused groups on an H200, bench/RESULTS.md); otherwise at most 8.
+  // pass before a strided one takes clusters of at most 4 (clusters of 8 measured slower than the
+  // three fused groups); otherwise at most 8.
   bool paired = false;
-  // Device memory below 15 bytes per SM cycle at its peak (an H100 SXM has 12.8, an H200 18.4):
-  // there the SM-side cost of larger clusters hides behind the slower memory and the strided pass's
-  // wider rows pay (kTwoPassShapes in schedule.cpp).
+  // DeviceCaps::slow_memory (or Tuning::slow_memory): selects entries of kTwoPassShapes.
   bool slow_memory = false;
 };
-std::vector<FastPass> make_fast_schedule(std::int64_t n, std::int64_t batch, int storage_bytes, ClusterContext cc = {});
+std::vector<FastPass> make_fast_schedule(std::int64_t n, std::int64_t batch, int storage_bytes, const ClusterContext& cc,
+                                         const Tuning& tuning);
 
 // Register-tile passes of the modes with two planes of state (schedule of fast_pass.cuh with
 // Stabilization St != none):
@@ -118,10 +105,11 @@ std::vector<FastPass> make_wide_schedule(std::int64_t n, std::int64_t batch);
 // Fusing the last two passes of a three-pass fast schedule into one launch (fused_pass in
 // fast_pass.cuh): strips of strip_columns columns (all rows of the strip: about 8 MiB) are
 // processed by the first of the two passes and then by the second while they are still in L2, so
-// the two passes cost about one pass of device-memory traffic (when L2 keeps them: measured). Both use one block_log; the
-// schedule's w of the two passes is adjusted to it. fused == false when the schedule has no three
-// passes, for wide_carry (its fused kernel needs 118 registers, 2 blocks per SM, and measured 4-9%
-// slower than three launches at 2^23..2^28 on an H200; bench/NOTES.md) or PAGH_FWHT_CUDA_FUSE=0.
+// the two passes cost about one pass of device-memory traffic when L2 keeps them. Both use one
+// block_log; the schedule's w of the two passes is adjusted to it. fused == false when the schedule
+// has no three passes, for wide_carry (its fused kernel needs 118 registers, 2 blocks per SM, and
+// measured slower than three launches) or with Tuning::fuse false. Strips of about
+// Tuning::fuse_strip_mib MiB (default 4; the L2 holds 50 MB on an H100, 60 MB on an H200).
 struct FusedGeometry {
   bool fused = false;
   bool one_strip_lag = false;  // the default lag is 1 (fused_lag)
@@ -131,9 +119,9 @@ struct FusedGeometry {
 };
 // Strips between a strip's A tiles and its B tiles: enough A tiles (1.5x the resident blocks) for
 // the B tiles rarely to wait; one for plain transforms from 2^29 (one_strip_lag: measured faster).
-// PAGH_FWHT_CUDA_FUSE_LAG overrides (1..64).
-std::int64_t fused_lag(const FusedGeometry& f, std::int64_t resident_blocks);
+// Tuning::fuse_lag overrides.
+std::int64_t fused_lag(const FusedGeometry& f, std::int64_t resident_blocks, const Tuning& tuning);
 FusedGeometry make_fused(std::vector<FastPass>& passes, std::int64_t n, std::int64_t batch, int work_bytes,
-                         Stabilization st);
+                         Stabilization st, const Tuning& tuning);
 
 }  // namespace fwht::cuda

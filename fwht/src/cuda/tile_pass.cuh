@@ -14,7 +14,7 @@
 
 #include "cuda/arithmetic.cuh"
 #include "cuda/butterflies.cuh"
-#include "cuda/check.hpp"
+#include "pagh/cuda_check.hpp"
 #include "cuda/tile_pass.hpp"
 #include "pagh/error.hpp"
 
@@ -227,13 +227,13 @@ void launch_pass(const PassArgs& args, Stabilization st, Algorithm al, bool firs
     throw pagh::Error(kWhere, "no pass kernel for stabilization " + std::string(to_string(st)) + " with algorithm " +
                                   std::string(to_string(al)));
   if (configure_only) {
-    FWHT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
+    PAGH_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
                     "fwht::Plan (cuda)");
     return;
   }
   if (blocks > 0x7fffffff) throw pagh::Error(kWhere, "pass needs more than 2^31-1 blocks");
   kernel<<<static_cast<unsigned>(blocks), kPassThreads, smem, stream>>>(args);
-  FWHT_CUDA_CHECK(cudaGetLastError(), kWhere);
+  PAGH_CUDA_CHECK(cudaGetLastError(), kWhere);
 }
 
 }  // namespace fwht::cuda

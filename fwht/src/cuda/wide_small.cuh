@@ -8,7 +8,7 @@
 #include <string>
 
 #include "cuda/arithmetic.cuh"
-#include "cuda/check.hpp"
+#include "pagh/cuda_check.hpp"
 #include "cuda/fast_pass.hpp"
 #include "pagh/error.hpp"
 
@@ -55,7 +55,7 @@ void launch_wide_small(const LayoutCopy& c, const FastArgs& args, cudaStream_t s
     if (c.n > 8) throw pagh::Error("fwht::Plan::execute (cuda)", "wide_small: n > 8");
     const std::int64_t blocks = (c.batch + 255) / 256;
     wide_small<Tr><<<static_cast<unsigned>(blocks), 256, 0, stream>>>(c, args);
-    FWHT_CUDA_CHECK(cudaGetLastError(), "fwht::Plan::execute (cuda)");
+    PAGH_CUDA_CHECK(cudaGetLastError(), "fwht::Plan::execute (cuda)");
   } else {
     throw pagh::Error("fwht::Plan::execute (cuda)", "wide_onchip needs a floating 4-byte compute type");
   }

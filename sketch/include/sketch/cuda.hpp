@@ -29,6 +29,7 @@
 
 #include "sketch/compressed_product.hpp"
 #include "sketch/params.hpp"
+#include "sketch/path_tuning.hpp"
 #include "sketch/verify.hpp"
 
 // The CUDA runtime's stream handle (as in fwht/plan.hpp), so that this header needs no CUDA headers.
@@ -55,6 +56,7 @@ struct DeviceOptions {
   // so the plan does not allocate the K x p buffer that execute() transposes B into (execute()
   // then throws).
   bool b_by_rows_only = false;
+  PathTuning tuning = {};
 };
 
 // A compressed product that lives on the device: d sketches of length b (double) and the hash

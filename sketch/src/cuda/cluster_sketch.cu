@@ -197,10 +197,13 @@ struct ClusterConfig {
   }
 };
 
+// Loads in flight per lane in the scatter: 8 (with 16 the index and value arrays spill here).
+constexpr int kClusterUnroll = 8;
+
 // Clusters of 16 exceed the portable limit of 8; Hopper allows them once the kernel opts in.
-template <int kLogC, int kUnroll>
+template <int kLogC>
 auto cluster_kernel() {
-  const auto kernel = cluster_sketch<kLogC, kUnroll>;
+  const auto kernel = cluster_sketch<kLogC, kClusterUnroll>;
   if constexpr (kLogC > 3) {
     static const cudaError_t allowed = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
     if (allowed != cudaSuccess) (void)cudaGetLastError();  // then the occupancy query reports 0 clusters
@@ -212,11 +215,7 @@ template <int kLogC>
 void launch_with(const ClusterArgs& args, dim3 grid, cudaStream_t stream) {
   ClusterConfig cluster(kLogC, grid, stream);
   const cudaLaunchConfig_t& config = cluster.config;
-  // 8 loads in flight by default: with 16 the index and value arrays spill here (ptxas).
-  const int unroll = std::getenv("PAGH_SKETCH_UNROLL") ? unroll_from_environment() : 8;
-  const cudaError_t status = unroll == 8    ? cudaLaunchKernelEx(&config, cluster_kernel<kLogC, 8>(), args)
-                             : unroll == 32 ? cudaLaunchKernelEx(&config, cluster_kernel<kLogC, 32>(), args)
-                                            : cudaLaunchKernelEx(&config, cluster_kernel<kLogC, 16>(), args);
+  const cudaError_t status = cudaLaunchKernelEx(&config, cluster_kernel<kLogC>(), args);
   check_cuda(status, "cudaLaunchKernelEx(cluster_sketch)", "pagh::cuda::launch_cluster");
 }
 
@@ -224,7 +223,7 @@ template <int kLogC>
 int resident_clusters() {
   ClusterConfig cluster(kLogC, dim3(1u << kLogC), nullptr);
   int clusters = 0;
-  const cudaError_t status = cudaOccupancyMaxActiveClusters(&clusters, cluster_kernel<kLogC, 8>(), &cluster.config);
+  const cudaError_t status = cudaOccupancyMaxActiveClusters(&clusters, cluster_kernel<kLogC>(), &cluster.config);
   if (kLogC > 3 && status != cudaSuccess) {  // a device without non-portable clusters: not resident
     (void)cudaGetLastError();
     return 0;

@@ -133,7 +133,7 @@ DeviceProduct compress_dense_any(const Eigen::Matrix<Scalar, Eigen::Dynamic, Eig
   Stream compute;
   CompressTimings timings;
   const auto hash_start = std::chrono::steady_clock::now();
-  Engine engine(A.rows(), A.cols(), B.cols(), params, true, options.force_general, compute.s);
+  Engine engine(A.rows(), A.cols(), B.cols(), params, true, options.force_general, options.tuning, compute.s);
   timings.hashing_ms = ms_since(hash_start);
   if (engine.wants_double()) return compress_dense<double>(A, B, params, options, engine, compute, timings, start);
   return compress_dense<float>(A, B, params, options, engine, compute, timings, start);

@@ -161,7 +161,7 @@ DeviceProduct compress(const Eigen::SparseMatrix<double>& A, const Eigen::Sparse
 
   CompressTimings timings;
   const auto hash_start = std::chrono::steady_clock::now();
-  Engine engine(A.rows(), A.cols(), B.cols(), params, false, options.force_general, stream);
+  Engine engine(A.rows(), A.cols(), B.cols(), params, false, options.force_general, options.tuning, stream);
   timings.hashing_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - hash_start).count();
 
   const auto sketch_start = std::chrono::steady_clock::now();

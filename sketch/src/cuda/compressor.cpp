@@ -37,7 +37,7 @@ Compressor::Compressor(std::int64_t m, std::int64_t K, std::int64_t p, const Ske
   s.device = options.device, s.m = m, s.K = K, s.p = p, s.params = params;
   PAGH_CUDA_CHECK(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking), kWhere);
   const auto start = std::chrono::steady_clock::now();
-  s.engine = std::make_unique<Engine>(m, K, p, params, true, options.force_general, s.stream);
+  s.engine = std::make_unique<Engine>(m, K, p, params, true, options.force_general, options.tuning, s.stream);
   s.timings.hashing_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   s.b_by_rows_only = options.b_by_rows_only;
   if (!s.b_by_rows_only) s.rows_of_b = DeviceArray<float>(static_cast<std::size_t>(K * p), "rows of B");

@@ -1,5 +1,5 @@
-// RAII ownership of device and pinned host memory for the CUDA sketch backend, and the one check
-// every CUDA runtime call goes through (a failure is a pagh::Error naming the call, never a crash).
+// RAII ownership of device and pinned host memory for the CUDA sketch backend; every CUDA runtime
+// call goes through PAGH_CUDA_CHECK (pagh/cuda_check.hpp: a failure is a pagh::Error naming the call).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -8,15 +8,10 @@
 #include <string>
 #include <utility>
 
+#include "pagh/cuda_check.hpp"
 #include "pagh/error.hpp"
 
 namespace pagh::cuda {
-
-inline void check_cuda(cudaError_t status, const char* call, const char* where) {
-  if (status != cudaSuccess)
-    throw Error(where, std::string(call) + " failed: " + cudaGetErrorString(status) + " (" + cudaGetErrorName(status) + ")");
-}
-#define PAGH_CUDA_CHECK(call, where) ::pagh::cuda::check_cuda((call), #call, (where))
 
 // Throws after a kernel launch if the launch failed (bad configuration, too much shared memory).
 inline void check_launch(const char* kernel, const char* where) { check_cuda(cudaGetLastError(), kernel, where); }

@@ -1,6 +1,7 @@
-// The compression engine of the CUDA backend: owns the device tables, accumulators and workspace of
-// one product shape, takes chunks of k (device pointers), and finishes into d sketches. Both the
-// host-input compress() (streaming) and the device-input Compressor drive it. No Eigen here.
+// The compression engine of the CUDA backend: owns the device tables, the spectra and the inverse
+// plan of one product shape, and the one path (fused_paths.hpp, general_path.hpp) that adds chunks
+// of k (device pointers); finishes into d sketches. Both the host-input compress() (streaming) and
+// the device-input Compressor drive it. No Eigen here.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -12,20 +13,25 @@
 
 #include "cuda/device_memory.hpp"
 #include "cuda/device_tables.hpp"
+#include "cuda/direct_add_on.hpp"
+#include "cuda/fused_paths.hpp"
+#include "cuda/general_path.hpp"
 #include "cuda/kernels.hpp"
 #include "fwht/plan.hpp"
 #include "sketch/params.hpp"
+#include "sketch/path_tuning.hpp"
 
 namespace pagh::cuda {
 
 class Engine {
  public:
-  // Validates params like the CPU engine (throws pagh::Error), draws the tables on `stream` and
-  // allocates every buffer. inputs_f64: chunks come as double (precision f64 on the general path).
+  // Validates params like the CPU engine (throws pagh::Error), draws the tables on `stream`,
+  // prepares the path that choose_path picks (path_choice.hpp) and allocates every buffer.
+  // force_general and tuning: DeviceOptions's.
   Engine(std::int64_t m, std::int64_t K, std::int64_t p, const SketchParams& params, bool dense, bool force_general,
-         cudaStream_t stream);
+         const PathTuning& tuning, cudaStream_t stream);
 
-  bool fused() const { return fused_; }
+  bool fused() const { return fused_ != nullptr; }
   std::string path() const { return path_; }
   // Whether host double inputs should be staged as double (precision f64): float loses nothing
   // otherwise, since the CPU engine rounds each value to float before adding it.
@@ -40,12 +46,11 @@ class Engine {
   void add_dense(const double* a, std::int64_t lda, const double* bt, std::int64_t ldbt, std::int64_t count);
   // Sparse chunk of `count` lines (the caller has dropped empty k).
   void add_sparse(const Lines& a, const Lines& b, std::int64_t count);
-  // The time-domain (direct) path of sparse inputs (direct_sketch.hpp): reserve_direct allocates
-  // the d time-domain sketches and the workspace for batches of at most max_pairs pairs;
-  // add_direct adds the thin outer products of `count` lines (double values; pair_start: device
-  // prefix sums of nnz_a * nnz_b, count + 1 entries, `pairs` in all) to every repetition.
-  void reserve_direct(std::int64_t max_pairs);
-  void add_direct(const Lines& a, const Lines& b, const std::int64_t* pair_start, std::int64_t count, std::int64_t pairs);
+  // The time-domain (direct) part of sparse inputs (direct_add_on.hpp).
+  void reserve_direct(std::int64_t max_pairs) { direct_.reserve(max_pairs, tables_, log2b_, stream_); }
+  void add_direct(const Lines& a, const Lines& b, const std::int64_t* pair_start, std::int64_t count, std::int64_t pairs) {
+    direct_.add(a, b, pair_start, count, pairs, tables_, log2b_, stream_);
+  }
   // c_t = H P_t / b into sketches (d * b doubles, device), and the Frobenius estimate into *frobenius
   // (device double).
   void finish(double* sketches, double* frobenius);
@@ -54,42 +59,21 @@ class Engine {
   cudaStream_t stream() const { return stream_; }
 
  private:
-  void general_batches(const Lines& a, const Lines& b, std::int64_t count);
-  bool prepare_clusters(cudaStream_t stream);
-  bool prepare_wide(cudaStream_t stream);
-
-  std::int64_t m_, K_, p_, b_;
+  std::int64_t m_, p_, b_;
   int d_, log2b_;
-  SketchParams params_;
   cudaStream_t stream_;
-  bool fused_ = false;
   std::string path_;
   int acc_bytes_ = 4;
   DeviceTables tables_;
-  // fused path (slices, clusters when cluster_ > 0: log2 of the cluster size, or wide slices)
-  DeviceArray<std::uint32_t> code_a_, code_b_;
-  int cluster_ = 0;
-  DeviceArray<std::uint32_t> list_index_a_, list_code_a_, list_index_b_, list_code_b_;
-  DeviceArray<std::int64_t> list_start_a_, list_start_b_;
-  // the wide kernel: per-side layouts (wide_layout.hpp) and the permuted lines of one piece
-  bool wide_ = false, wide_gather_ = false;  // wide_gather_: lines may be staged in the kernel
-  DeviceArray<std::uint32_t> wide_source_a_, wide_code_a_, wide_source_b_, wide_code_b_;
-  DeviceArray<std::int32_t> wide_segment_a_, wide_segment_b_;
-  std::int64_t wide_ld_a_ = 0, wide_ld_b_ = 0, wide_chunk_ = 1;
-  DeviceArray<float> wide_lines_;
+  DeviceArray<char> spectrum_;  // d * b values of the accumulation type
+  std::optional<fwht::Plan> inverse_;
+  // One of the two: a fused path adding into the partial spectra, or the general path.
+  std::unique_ptr<FusedPath> fused_;
   DeviceArray<float> partials_;
   int groups_ = 1;
   bool started_ = false;
-  // general path
-  DeviceArray<char> vectors_, scratch_, spectrum_, plan_workspace_;
-  std::int64_t pairs_per_batch_ = 1;
-  std::optional<fwht::Plan> forward_;
-  std::optional<fwht::Plan> inverse_;
-  // direct path
-  DeviceArray<double> direct_;
-  DeviceArray<char> direct_workspace_;
-  std::int64_t direct_max_pairs_ = 0;
-  bool direct_used_ = false;
+  std::optional<GeneralPath> general_;
+  DirectAddOn direct_;
 };
 
 }  // namespace pagh::cuda

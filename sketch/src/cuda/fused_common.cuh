@@ -140,6 +140,4 @@ __device__ __forceinline__ void store_second(float* buf, const Addresses& at, co
     *reinterpret_cast<float4*>(buf + at.second(q)) = make_float4(v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]);
 }
 
-int unroll_from_environment();
-
 }  // namespace pagh::cuda::fused

@@ -34,8 +34,9 @@ namespace {
 
 using namespace fused;
 
-// kUnroll: loads in flight per lane in the scatter (PAGH_SKETCH_UNROLL = 8, 16 or 32; default 16: bench/NOTES.md).
-template <int kUnroll>
+// Loads in flight per lane in the scatter: 16 measured fastest of 8, 16 and 32 (bench/NOTES.md).
+constexpr int kUnroll = 16;
+
 __global__ void __launch_bounds__(kThreads, kBlocksPerSm) fused_sketch(FusedArgs args) {
   __shared__ __align__(16) float buffers[2][kSlice];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -119,15 +120,6 @@ __global__ void prepare_scatter(const std::uint32_t* __restrict__ buckets, const
 
 }  // namespace
 
-int fused::unroll_from_environment() {
-  static const int value = [] {
-    const char* s = std::getenv("PAGH_SKETCH_UNROLL");
-    const int v = s ? std::atoi(s) : 16;
-    return v == 8 || v == 32 ? v : 16;
-  }();
-  return value;
-}
-
 using namespace fused;
 
 void launch_fused(const FusedArgs& args, cudaStream_t stream) {
@@ -136,11 +128,7 @@ void launch_fused(const FusedArgs& args, cudaStream_t stream) {
     throw Error("pagh::cuda::launch_fused", "unsupported geometry (needs 2^12 <= b <= 2^27 and lines below 2^31)");
   const dim3 grid(static_cast<unsigned>(args.groups), 1u << (args.log2b - kSliceLog), static_cast<unsigned>(args.repetitions));
   if (grid.y > 65535u || grid.z > 65535u) throw Error("pagh::cuda::launch_fused", "too many slices or repetitions for one launch");
-  switch (unroll_from_environment()) {
-    case 8: fused_sketch<8><<<grid, kThreads, 0, stream>>>(args); break;
-    case 32: fused_sketch<32><<<grid, kThreads, 0, stream>>>(args); break;
-    default: fused_sketch<16><<<grid, kThreads, 0, stream>>>(args); break;
-  }
+  fused_sketch<<<grid, kThreads, 0, stream>>>(args);
   check_launch("fused_sketch", "pagh::cuda::launch_fused");
 }
 
@@ -154,7 +142,7 @@ void prepare_fused_tables(const std::uint32_t* buckets, const std::int8_t* signs
 
 int fused_blocks_per_sm() {
   int blocks = 0;
-  PAGH_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fused_sketch<16>, kThreads, 0), "pagh::cuda::fused_blocks_per_sm");
+  PAGH_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fused_sketch, kThreads, 0), "pagh::cuda::fused_blocks_per_sm");
   return blocks;
 }
 
