@@ -6,7 +6,9 @@
 #include <bit>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <tuple>
 
 #include "fwht/options.hpp"
 #include "pagh/error.hpp"
@@ -22,6 +24,15 @@ void check(curandStatus_t status, const char* call) {
 struct GeneratorDeleter {
   void operator()(curandGenerator_t g) const { curandDestroyGenerator(g); }
 };
+
+// The last tables drawn, when small: the host generator's first words after a (re)seed cost tens of
+// milliseconds, and callers (benchmarks, studies, the CLI's repeated products) often draw the same
+// tables again. Tables above kCachedBytes are not kept (they would double a large product's memory).
+constexpr std::size_t kCachedBytes = std::size_t{64} << 20;
+using TableKey = std::tuple<std::uint64_t, int, std::int64_t, std::int64_t, std::int64_t>;
+std::mutex cache_mutex;
+TableKey cached_key{0, 0, -1, -1, 0};
+HashTables cached_tables;
 
 }  // namespace
 
@@ -41,6 +52,11 @@ HashTables draw_hash_tables(std::uint64_t seed, int repetitions, std::int64_t m,
       static_cast<std::uint64_t>(table_b) > SIZE_MAX / sizeof(std::uint32_t))
     throw Error("pagh::draw_hash_tables", "tables for " + std::to_string(m) + " x " + std::to_string(p) + " and " +
                                               std::to_string(repetitions) + " repetitions are too large to index");
+  const TableKey key{seed, repetitions, m, p, buckets};
+  {
+    const std::lock_guard<std::mutex> lock(cache_mutex);
+    if (key == cached_key) return cached_tables;
+  }
   HashTables tables;
   tables.m = m, tables.p = p, tables.buckets = buckets, tables.repetitions = repetitions;
   const auto rep_words = static_cast<std::size_t>(rep_words_signed);
@@ -51,7 +67,9 @@ HashTables draw_hash_tables(std::uint64_t seed, int repetitions, std::int64_t m,
   if (rep_words == 0) return tables;
 
   // Creating a host generator costs milliseconds; each thread keeps one and reseeds it (setting the
-  // seed resets the generator's state and offset).
+  // seed resets the generator's state and offset). Repetition t's words start at t * rep_words, so
+  // the repetitions are consecutive pieces of one stream: drawn by consecutive calls from offset 0
+  // (each repositioning costs as much as the first words after a seed).
   thread_local std::unique_ptr<std::remove_pointer_t<curandGenerator_t>, GeneratorDeleter> generator;
   if (!generator) {
     curandGenerator_t created = nullptr;
@@ -60,10 +78,10 @@ HashTables draw_hash_tables(std::uint64_t seed, int repetitions, std::int64_t m,
   }
   curandGenerator_t raw = generator.get();
   check(curandSetPseudoRandomGeneratorSeed(raw, seed), "curandSetPseudoRandomGeneratorSeed");
+  check(curandSetGeneratorOffset(raw, 0), "curandSetGeneratorOffset");
   const int log2b = std::countr_zero(static_cast<std::uint64_t>(buckets));
   std::vector<std::uint32_t> words(rep_words);
   for (int t = 0; t < repetitions; ++t) {
-    check(curandSetGeneratorOffset(raw, static_cast<unsigned long long>(t) * rep_words), "curandSetGeneratorOffset");
     check(curandGenerate(raw, words.data(), words.size()), "curandGenerate");
     auto bucket = [log2b](std::uint32_t u) { return log2b == 0 ? 0u : static_cast<std::uint32_t>(u >> (32 - log2b)); };
     auto sign = [](std::uint32_t u) { return static_cast<std::int8_t>((u >> 31) ? -1 : 1); };
@@ -75,6 +93,10 @@ HashTables draw_hash_tables(std::uint64_t seed, int repetitions, std::int64_t m,
       tables.bucket_b[static_cast<std::size_t>(t * p + j)] = bucket(words[static_cast<std::size_t>(2 * m + j)]);
       tables.sign_b[static_cast<std::size_t>(t * p + j)] = sign(words[static_cast<std::size_t>(2 * m + p + j)]);
     }
+  }
+  if (static_cast<std::size_t>(table_a + table_b) * (sizeof(std::uint32_t) + sizeof(std::int8_t)) <= kCachedBytes) {
+    const std::lock_guard<std::mutex> lock(cache_mutex);
+    cached_key = key, cached_tables = tables;
   }
   return tables;
 }
