@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "inputs.hpp"
 #include "matrix_io/write.hpp"
+#include "method_choice.hpp"
 #include "multiply_memory.hpp"
 #include "multiply_options.hpp"
 #include "output_files.hpp"
@@ -119,6 +120,48 @@ void write_outputs(const MultiplyOptions& o, SketchBackend& backend, const pagh:
   }
 }
 
+// --method chose the exact product: its entries, written and reported like the sketch's.
+int run_exact(const MultiplyOptions& o, SketchBackend& backend, const InputMatrix& a, const InputMatrix& b, OutputTransaction& outputs,
+              const std::filesystem::path& matrix_staging, Progress& progress, int stage, int stages, MultiplyReport& report,
+              Clock::time_point start) {
+  progress.stage(++stage, stages, "computing the exact product");
+  const std::vector<pagh::Entry> selected = exact_entries(backend, a, b, o, report.exact_ms);
+  report.exact_method = report.method.engine;
+  report.entries = to_reported_exact(selected);
+  report.selection.k = o.top;
+  if (o.threshold) {
+    report.selection.kind = Selection::Kind::threshold;
+    report.selection.threshold = o.threshold;
+    report.selection.limited = o.top_given;
+  }
+  if (!o.output_path.empty()) {
+    progress.stage(++stage, stages, "writing outputs");
+    const auto t = Clock::now();
+    namespace mio = pagh::matrix_io;
+    mio::WriteOptions w;
+    w.comments = {"pagh-mm " + std::string(version_string()) + ": exact entries of C = A*B (--method " + report.method.requested + ")",
+                  "A: " + o.a_path + ", B: " + o.b_path, "the entries reported by pagh-mm, largest |value| first"};
+    std::vector<mio::Entry> entries;
+    for (const auto& e : selected) entries.push_back({e.row, e.col, e.value});
+    try {
+      mio::write_matrix_market(matrix_staging, a.rows(), b.cols(), entries, w);
+    } catch (const mio::MatrixMarketError& e) {
+      throw CliError(classify_write_failure(e.reason()), "-o " + o.output_path, e.reason());
+    }
+    outputs.commit();
+    report.output_path = o.output_path, report.output_format = "coordinate";
+    report.output_entries = static_cast<std::int64_t>(entries.size());
+    report.write_ms = ms_since(t);
+  }
+  progress.finish();
+  report.total_ms = ms_since(start);
+  const Diagnostics& diag = o.diagnostics;
+  if (!diag.quiet()) std::fprintf(stderr, "pagh-mm: method %s\n", report.method.reason.c_str());
+  if (outputs.writes_standard_output()) return 0;
+  print_multiply(report, diag.format, std::cout);
+  return 0;
+}
+
 }  // namespace
 
 int run_multiply(const std::vector<std::string>& args) {
@@ -189,6 +232,10 @@ int run_multiply(const std::vector<std::string>& args) {
                    static_cast<long long>(m->rows()), static_cast<long long>(m->cols()), m->representation(),
                    static_cast<long long>(m->stored_entries()));
 
+  report.method = choose_multiply_method(backend, a, b, o);
+  if (diag.verbose()) std::fprintf(stderr, "pagh-mm: method %s\n", report.method.reason.c_str());
+  if (report.method.exact()) return run_exact(o, backend, a, b, outputs, matrix_staging, progress, stage, stages, report, start);
+
   progress.stage(++stage, stages, "sketching");
   const pagh::CompressedProduct product = compress_within_memory(backend, a, b, o);
   report.product = &product;
@@ -209,8 +256,9 @@ int run_multiply(const std::vector<std::string>& args) {
   pagh::RecoveryStats recovery;
   const std::vector<pagh::Entry> selected = select_entries(backend, product, o, recovery);
   report.select_ms = ms_since(t);
-  report.entries = to_reported(selected, product.sigma());
-  report.significance = assess_significance(product, report.entries, recovery);
+  const pagh::NoiseModel noise(product);
+  report.entries = to_reported(selected, product, noise);
+  report.significance = assess_significance(product, noise, report.entries, recovery);
   report.selection.k = o.top;
   if (o.threshold) {
     report.selection.kind = Selection::Kind::threshold;

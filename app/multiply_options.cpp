@@ -48,7 +48,11 @@ std::optional<MultiplyOptions> parse_multiply_options(const std::vector<std::str
       ("save-sketch", po::value<std::string>()->value_name("FILE"),
        "save the sketch, for pagh-mm query/top later without A and B (- = standard output)");
   po::options_description checking("Checking", kHelpWidth, kHelpWidth / 2);
-  checking.add_options()("verify", "also compute the exact product and report the error metrics")
+  checking.add_options()
+      ("method", po::value<std::string>()->value_name("auto|sketch|exact")->default_value("auto"),
+       "exact: compute the product exactly and report its exact entries; sketch: always sketch; auto: exact when the cost "
+       "model (sketch/method.hpp) says it is cheaper and fits in memory (--verify, --full and --save-sketch need a sketch)")
+      ("verify", "also compute the exact product and report the error metrics")
       ("exhaustive", "select entries by evaluating all m*p estimates (the oracle; by default they are recovered from the "
                      "heavy buckets of the sketch, with the same answer)");
   po::options_description general("General", kHelpWidth, kHelpWidth / 2);
@@ -88,6 +92,14 @@ std::optional<MultiplyOptions> parse_multiply_options(const std::vector<std::str
   o.full = vm.count("full") > 0;
   o.verify = vm.count("verify") > 0;
   o.exhaustive = vm.count("exhaustive") > 0;
+  const std::string method = vm["method"].as<std::string>();
+  if (method == "auto") o.method = pagh::Method::automatic;
+  else if (method == "sketch") o.method = pagh::Method::sketch;
+  else if (method == "exact") o.method = pagh::Method::exact;
+  else usage_error("--method", "expected auto, sketch or exact, got '" + method + "'");
+  if (o.method == pagh::Method::exact && (o.verify || o.full || !o.sketch_path.empty()))
+    usage_error("--method exact", std::string("cannot be combined with ") + (o.verify ? "--verify" : o.full ? "--full" : "--save-sketch") +
+                                      ", which needs a sketch");
   const auto inputs = vm.count("inputs") ? vm["inputs"].as<std::vector<std::string>>() : std::vector<std::string>{};
   if (inputs.size() != 2)
     usage_error("", "expected two input files A.mtx B.mtx, got " + std::to_string(inputs.size()) +

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common_options.hpp"
+#include "sketch/method.hpp"
 
 namespace pagh_mm {
 
@@ -21,6 +22,7 @@ struct MultiplyOptions {
   std::string sketch_path;   // --save-sketch
   bool verify = false;
   bool exhaustive = false;   // --exhaustive: evaluate all m * p estimates to select entries
+  pagh::Method method = pagh::Method::automatic;  // --method: sketch, exact, or whichever is cheaper
   Diagnostics diagnostics;
 };
 

@@ -1,5 +1,6 @@
 // The JSON rendering of results (--format json). Stable member names, versioned by
 // "schema_version"; indices are 1-based like the text output and Matrix Market files; times in ms.
+#include <cmath>
 #include <ostream>
 
 #include "common_options.hpp"
@@ -48,7 +49,9 @@ void write_entries(JsonWriter& j, const std::vector<ReportedEntry>& entries) {
   j.key("entries").begin_array();
   for (const auto& e : entries) {
     j.begin_object().member("row", e.row).member("col", e.col).member("estimate", e.estimate).member("spread", e.spread);
-    j.member("z", e.z);
+    j.member("interval_half_width", e.half_width).member("significant", e.significant);
+    std::isfinite(e.z) ? j.member("z", e.z) : j.key("z").null();
+    j.member("noise_expected", e.noise_expected);
     if (e.exact) j.member("exact", *e.exact);
     j.end_object();
   }
@@ -59,6 +62,9 @@ void write_significance(JsonWriter& j, const Significance& s) {
   j.key("significance").begin_object();
   j.member("candidates", s.candidates).member("noise_ceiling_sigmas", s.ceiling);
   j.member("weakest_z", s.min_z).member("expected_noise_entries", s.expected_noise);
+  j.member("interval_coverage", kIntervalCoverage).member("interval_half_width", s.half_width);
+  j.member("false_positive_rate", kFalsePositiveRate).member("agreement_needed", s.agreement_needed);
+  j.member("significant_entries", s.significant).member("tail_sigma", s.tail_sigma);
   j.key("resolving_buckets");
   s.resolve_buckets ? j.value(s.resolve_buckets) : j.null();
   j.member("recovery", s.recovery);
@@ -80,7 +86,7 @@ void optional_path(JsonWriter& j, const char* name, const std::string& path) {
 }  // namespace
 
 void print_multiply_json(const MultiplyReport& r, std::ostream& out) {
-  const auto& c = *r.product;
+  const pagh::CompressedProduct* c = r.product;  // null when the exact method ran
   JsonWriter j;
   j.begin_object();
   write_header(j, "multiply");
@@ -88,17 +94,20 @@ void print_multiply_json(const MultiplyReport& r, std::ostream& out) {
   write_input(j, "a", r.a);
   write_input(j, "b", r.b);
   j.end_object();
-  j.key("product").begin_object().member("rows", c.rows()).member("cols", c.cols()).member("inner", r.inner).end_object();
-  write_parameters(j, c);
-  j.member("seed", c.params().seed);
+  j.key("product").begin_object().member("rows", r.a.rows).member("cols", r.b.cols).member("inner", r.inner).end_object();
+  j.key("method").begin_object().member("requested", r.method.requested).member("ran", r.method.ran);
+  j.member("reason", r.method.reason).member("sketch_estimate_ms", r.method.sketch_estimate_ms);
+  j.member("exact_estimate_ms", r.method.exact_estimate_ms).end_object();
+  if (c) write_parameters(j, *c); else j.key("parameters").null();
+  c ? j.member("seed", c->params().seed) : j.key("seed").null();
   j.key("backend").begin_object();
   j.member("requested", r.backend_requested).member("name", r.backend_name).member("device", r.backend_device);
   optional_path(j, "note", r.backend_note);
   j.end_object();
-  write_estimates(j, c);
+  if (c) write_estimates(j, *c); else j.key("estimates").null();
   write_selection(j, r.selection);
   write_entries(j, r.entries);
-  write_significance(j, r.significance);
+  if (c) write_significance(j, r.significance); else j.key("significance").null();
 
   j.key("metrics");
   if (r.metrics) {
@@ -110,21 +119,27 @@ void print_multiply_json(const MultiplyReport& r, std::ostream& out) {
     j.member("max_error_in_sigmas", m.max_error_in_sigmas).member("frobenius_exact", m.frobenius_exact);
     j.member("frobenius_estimate", m.frobenius_estimate).member("top_k", m.top_k);
     j.member("top_k_recall", m.top_k_recall).member("top_k_precision", m.top_k_precision);
+    j.member("interval_coverage", m.interval_coverage).member("significant", m.significant);
+    j.member("false_significant", m.false_significant);
     j.end_object();
   } else {
     j.null();
   }
 
-  const auto& t = c.timings();
+  const pagh::CompressTimings t = c ? c->timings() : pagh::CompressTimings{};
   j.key("timings_ms").begin_object();
   j.member("read_a", r.read_a_ms).member("read_b", r.read_b_ms);
   j.member("hashing", t.hashing_ms).member("sketching", t.sketching_ms).member("inverse", t.inverse_ms);
   j.member("compress", t.total_ms).member("select", r.select_ms);
   j.member("exact", r.exact_ms).member("verify", r.verify_ms).member("write", r.write_ms).member("total", r.total_ms);
   j.end_object();
-  j.key("inner_paths").begin_object();
-  j.member("transformed", t.transformed_k).member("direct", t.direct_k).member("empty", t.empty_k);
-  j.end_object();
+  if (c) {
+    j.key("inner_paths").begin_object();
+    j.member("transformed", t.transformed_k).member("direct", t.direct_k).member("empty", t.empty_k);
+    j.end_object();
+  } else {
+    j.key("inner_paths").null();
+  }
 
   j.key("outputs").begin_object();
   optional_path(j, "matrix", r.output_path);

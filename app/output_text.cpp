@@ -22,20 +22,22 @@ std::string number(double v) { return format("%.6g", v); }
 
 void print_entry_table(const std::vector<ReportedEntry>& entries, bool with_rank, std::ostream& out) {
   const bool with_exact = !entries.empty() && entries.front().exact.has_value();
-  out << (with_rank ? " rank" : "") << format("%7s %7s %14s %11s %7s", "row", "col", "estimate", "+-", "z");
+  out << (with_rank ? " rank" : "") << format("%7s %7s %14s %11s %7s %-6s %11s", "row", "col", "estimate", "+-", "z", "", "spread");
   if (with_exact) out << format(" %14s %11s", "exact", "error");
   out << '\n';
   std::size_t rank = 0;
   for (const auto& e : entries) {
     if (with_rank) out << format("%5zu", ++rank);
-    out << format("%7" PRId64 " %7" PRId64 " %14.6g %11.4g %7.3g", e.row, e.col, e.estimate, e.spread, e.z);
+    out << format("%7" PRId64 " %7" PRId64 " %14.6g %11.4g %7.3g %-6s %11.4g", e.row, e.col, e.estimate, e.half_width, e.z,
+                  e.significant ? "" : "noise", e.spread);
     if (with_exact) out << format(" %14.6g %11.4g", *e.exact, e.estimate - *e.exact);
     out << '\n';
   }
 }
 
 std::string selection_heading(const Selection& s, std::size_t found, int sketches) {
-  const std::string bars = "(1-based; +- is half the range of the " + std::to_string(sketches) + " single estimates)";
+  const std::string bars = "(1-based; +- is the 95% interval; \"noise\": not told from noise at a 5% false-positive rate; spread is "
+                           "half the range of the " + std::to_string(sketches) + " single estimates)";
   switch (s.kind) {
     case Selection::Kind::top:
       return "top " + std::to_string(found) + " entries by |estimate| " + bars;
@@ -49,15 +51,13 @@ std::string selection_heading(const Selection& s, std::size_t found, int sketche
   return "";
 }
 
-// z = |estimate| / sigma; how many of the reported entries noise alone would explain.
+// How many reported entries stand out from noise, and what the intervals and z-scores mean.
 void print_significance(const Significance& s, std::size_t reported, std::ostream& out) {
   if (reported == 0) return;
-  out << format("noise     the largest of %.3g pure-noise estimates is expected near %.3g sigma; ", s.candidates, s.ceiling);
-  if (s.min_z >= s.ceiling)
-    out << format("every reported entry is above it (expected from noise: %.2g)\n", s.expected_noise);
-  else
-    out << format("%.3g of these %zu entries are expected from noise alone (weakest z %.3g)\n", s.expected_noise, reported,
-                  s.min_z);
+  out << format("noise     %zu of %zu entries are significant (all d repetitions agree on at least %.4g; noise alone "
+                "reaches that among %.3g candidates with probability <= 5%%); the largest of the pure-noise estimates is "
+                "expected near %.3g sigma; z uses the tail sigma %.4g (sigma without the buckets of significant entries)\n",
+                s.significant, reported, s.agreement_needed, s.candidates, s.ceiling, s.tail_sigma);
 }
 
 }  // namespace
@@ -79,13 +79,28 @@ std::string describe_sketch(const pagh::CompressedProduct& product) {
 }
 
 void print_multiply_text(const MultiplyReport& r, std::ostream& out) {
-  const auto& c = *r.product;
-  out << format("product   C = A*B, %" PRId64 " x %" PRId64 " (inner dimension %" PRId64 ")\n", c.rows(), c.cols(), r.inner);
+  out << format("product   C = A*B, %" PRId64 " x %" PRId64 " (inner dimension %" PRId64 ")\n", r.a.rows, r.b.cols, r.inner);
   for (const auto* in : {&r.a, &r.b})
     out << format("%-9s %s: %" PRId64 " x %" PRId64 ", %s, %" PRId64 " stored entries\n", in == &r.a ? "A" : "B",
                   in->path.c_str(), in->rows, in->cols, in->representation.c_str(), in->stored_entries);
-  out << "sketch    " << describe_sketch(c) << '\n';
+  out << "method    " << r.method.reason << '\n';
   out << "backend   " << r.backend_name << ": " << r.backend_device << '\n';
+  if (!r.product) {
+    out << '\n' << (r.selection.kind == Selection::Kind::threshold ? std::to_string(r.entries.size()) + " entries with |value| >= " + number(*r.selection.threshold)
+                                                                   : "top " + std::to_string(r.entries.size()) + " entries by |value|")
+        << " of the exact product (1-based)" << (r.entries.empty() ? "\n" : ":\n");
+    if (!r.entries.empty()) out << format(" rank %7s %7s %14s\n", "row", "col", "value");
+    std::size_t rank = 0;
+    for (const auto& e : r.entries) out << format("%5zu %7" PRId64 " %7" PRId64 " %14.6g\n", ++rank, e.row, e.col, e.estimate);
+    out << format("\ntime (ms) read %.3g | exact %.3g", r.read_a_ms + r.read_b_ms, r.exact_ms);
+    if (!r.output_path.empty()) out << format(" | write %.3g", r.write_ms);
+    out << format(" | total %.3g\n", r.total_ms);
+    if (!r.output_path.empty())
+      out << "wrote     " << r.output_path << " (Matrix Market " << r.output_format << ", " << r.output_entries << " entries)\n";
+    return;
+  }
+  const auto& c = *r.product;
+  out << "sketch    " << describe_sketch(c) << '\n';
   out << "||C||_F   ~ " << number(c.frobenius_estimate()) << " (from the sketch); sigma = ||C||_F/sqrt(b) = "
       << number(c.sigma()) << " (std. dev. bound of one single estimate)\n\n";
 
@@ -108,8 +123,10 @@ void print_multiply_text(const MultiplyReport& r, std::ostream& out) {
                                  m.max_error_in_sigmas, m.top_k));
     }
     line("||C||_F exact / estimated", format("%.6g / %.6g", m.frobenius_exact, m.frobenius_estimate));
-    line("top-" + std::to_string(m.top_k) + " recall / precision", format("%.3f / %.3f", m.top_k_recall, m.top_k_precision) +
-                                                                      (m.all_entries ? "" : "   (ties counted)"));
+    line("top-" + std::to_string(m.top_k) + " recall / precision", format("%.3f / %.3f   (ties counted)", m.top_k_recall, m.top_k_precision));
+    line("95% intervals covering C", format("%.3f of the reported entries", m.interval_coverage));
+    line("significant / false", format("%zu / %zu   (false: significant, yet |exact| within the interval of 0)", m.significant,
+                                       m.false_significant));
   }
 
   const auto& t = c.timings();

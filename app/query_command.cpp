@@ -58,6 +58,7 @@ int run_query(const std::vector<std::string>& args) {
   report.sketch_path = words[0];
   report.product = &product;
   report.selection.kind = Selection::Kind::query;
+  const pagh::NoiseModel noise(product);
   for (const auto& [i, j] : wanted) {
     if (i > product.rows() || j > product.cols())
       usage_error("query", "entry (" + std::to_string(i) + ", " + std::to_string(j) + ") is outside the " +
@@ -65,7 +66,7 @@ int run_query(const std::vector<std::string>& args) {
                                " product (indices are 1-based)");
     pagh::Entry e = product.entry(i - 1, j - 1);
     e.row = i - 1, e.col = j - 1;
-    report.entries.push_back(to_reported({e}, product.sigma()).front());
+    report.entries.push_back(to_reported({e}, product, noise).front());
   }
   print_sketch_answer(report, diag.format, std::cout);
   return 0;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sketch/compressed_product.hpp"
+#include "sketch/noise_model.hpp"
 #include "sketch/verify.hpp"
 
 namespace pagh_mm {
@@ -18,30 +19,46 @@ inline constexpr int kJsonSchemaVersion = 1;
 
 enum class OutputFormat;  // --format (common_options.hpp)
 
-// An entry as reported: 1-based indices, the estimate, its error bar, and the exact value when known.
+// The interval's coverage and the family-wise false-positive rate of the significance flags.
+inline constexpr double kIntervalCoverage = 0.95;
+inline constexpr double kFalsePositiveRate = 0.05;
+
+// An entry as reported: 1-based indices, the estimate, its interval, and the exact value when known.
 struct ReportedEntry {
   std::int64_t row = 0, col = 0;  // 1-based
-  double estimate = 0, spread = 0;
+  double estimate = 0, spread = 0;  // spread: half the range of the d single estimates
+  double half_width = 0;            // estimate +- half_width covers the exact value with kIntervalCoverage
+  double z = 0;                     // |estimate| / tail sigma (Significance::tail_sigma)
+  double noise_expected = 0;        // pure-noise entries expected to agree as well among the m * p
+  bool significant = true;          // noise_expected <= kFalsePositiveRate (exact answers: always)
   std::optional<double> exact;
-  double z = 0;  // |estimate| / sigma
 };
 
-// sigma: the product's sigma(), for the z-scores.
-std::vector<ReportedEntry> to_reported(const std::vector<pagh::Entry>& entries, double sigma);
+// The entries with their intervals and significance from the sketch's noise model
+// (sketch/noise_model.hpp); z uses the tail sigma, without the buckets of significant entries.
+std::vector<ReportedEntry> to_reported(const std::vector<pagh::Entry>& entries, const pagh::CompressedProduct& product,
+                                       const pagh::NoiseModel& noise);
+// Exact answers: intervals of width 0, every entry significant.
+std::vector<ReportedEntry> to_reported_exact(const std::vector<pagh::Entry>& entries);
 
-// Whether the reported entries stand out from noise (sketch/significance.hpp), and how they were
+// Whether the reported entries stand out from noise (sketch/noise_model.hpp), and how they were
 // found (sketch/recovery.hpp).
 struct Significance {
-  double candidates = 0;      // m * p estimates
-  double ceiling = 0;         // z of the largest estimate noise alone is expected to reach
-  double expected_noise = 0;  // pure-noise estimates expected at or above the weakest reported z
+  double candidates = 0;        // m * p estimates
+  double sigma = 0;             // ||C||_F / sqrt(b), from the sketch
+  double tail_sigma = 0;        // the same without the buckets of significant entries (NoiseModel::tail_sigma)
+  double ceiling = 0;           // the magnitude the largest of the m * p noise medians is expected to reach, in sigmas
+  double half_width = 0;        // of every interval (kIntervalCoverage)
+  double agreement_needed = 0;  // the agreement of the d repetitions that makes an entry significant
+  std::size_t significant = 0;  // reported entries that are
+  double expected_noise = 0;    // pure-noise estimates expected at or above the weakest reported |estimate|
   double min_z = 0, max_z = 0;  // the weakest and strongest reported z
-  std::int64_t resolve_buckets = 0;  // b at which the weakest reported entry would reach the ceiling (0: it does)
+  std::int64_t resolve_buckets = 0;  // b at which the strongest reported entry would be significant (0: it is)
   std::string recovery;       // which method found the entries, and its cost
 };
-Significance assess_significance(const pagh::CompressedProduct& product, const std::vector<ReportedEntry>& entries,
-                                 const pagh::RecoveryStats& recovery);
-// One line for stderr when every reported entry is below the noise ceiling; empty otherwise.
+Significance assess_significance(const pagh::CompressedProduct& product, const pagh::NoiseModel& noise,
+                                 const std::vector<ReportedEntry>& entries, const pagh::RecoveryStats& recovery);
+// One line for stderr when no reported entry is significant; empty otherwise.
 std::string noise_warning(const Significance& s, std::size_t reported);
 
 struct InputSummary {
@@ -58,11 +75,22 @@ struct Selection {
   bool limited = false;            // threshold with a --top cap
 };
 
+// Sketch or exact (--method), and why.
+struct MethodReport {
+  std::string requested;  // auto | sketch | exact
+  std::string ran;        // sketch | exact
+  std::string reason;     // why, with the cost model's estimates
+  std::string engine;     // what computes the exact product
+  double sketch_estimate_ms = 0, exact_estimate_ms = 0;
+  bool exact() const { return ran == "exact"; }
+};
+
 struct MultiplyReport {
   InputSummary a, b;
+  MethodReport method;
   std::int64_t inner = 0;
   std::string backend_requested, backend_name, backend_device, backend_note;
-  const pagh::CompressedProduct* product = nullptr;
+  const pagh::CompressedProduct* product = nullptr;  // null when the exact method ran
   Selection selection;
   std::vector<ReportedEntry> entries;
   Significance significance;

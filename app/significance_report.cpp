@@ -1,5 +1,5 @@
-// Whether reported entries stand out from the largest of the m * p pure-noise estimates, and what
-// sketch would resolve them (sketch/significance.hpp has the model).
+// What the sketch's noise model (sketch/noise_model.hpp) says about the reported entries: their
+// intervals and significance, whether any stands out from noise, and what sketch would resolve them.
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -7,49 +7,76 @@
 #include <string>
 
 #include "reports.hpp"
-#include "sketch/significance.hpp"
 
 namespace pagh_mm {
 
-std::vector<ReportedEntry> to_reported(const std::vector<pagh::Entry>& entries, double sigma) {
+std::vector<ReportedEntry> to_reported(const std::vector<pagh::Entry>& entries, const pagh::CompressedProduct& product,
+                                       const pagh::NoiseModel& noise) {
   std::vector<ReportedEntry> out;
   out.reserve(entries.size());
+  const double sigma = noise.tail_sigma();
   for (const auto& e : entries) {
+    const pagh::EntryAssessment a = noise.assess(product, e, kIntervalCoverage, kFalsePositiveRate);
     ReportedEntry r;
     r.row = e.row + 1, r.col = e.col + 1, r.estimate = e.value, r.spread = e.spread;
+    r.half_width = a.half_width, r.noise_expected = a.expected_noise, r.significant = a.significant;
     r.z = sigma > 0 ? std::fabs(e.value) / sigma : (e.value != 0 ? INFINITY : 0.0);
     out.push_back(r);
   }
   return out;
 }
 
-Significance assess_significance(const pagh::CompressedProduct& product, const std::vector<ReportedEntry>& entries,
-                                 const pagh::RecoveryStats& recovery) {
+std::vector<ReportedEntry> to_reported_exact(const std::vector<pagh::Entry>& entries) {
+  std::vector<ReportedEntry> out;
+  out.reserve(entries.size());
+  for (const auto& e : entries) {
+    ReportedEntry r;
+    r.row = e.row + 1, r.col = e.col + 1, r.estimate = e.value, r.exact = e.value;
+    r.z = INFINITY;
+    out.push_back(r);
+  }
+  return out;
+}
+
+Significance assess_significance(const pagh::CompressedProduct& product, const pagh::NoiseModel& noise,
+                                 const std::vector<ReportedEntry>& entries, const pagh::RecoveryStats& recovery) {
   Significance s;
-  s.candidates = static_cast<double>(product.rows()) * static_cast<double>(product.cols());
-  s.ceiling = pagh::noise_ceiling(s.candidates, product.repetitions());
+  s.candidates = noise.candidates();
+  s.sigma = noise.sigma();
+  s.half_width = noise.half_width(kIntervalCoverage);
+  s.agreement_needed = noise.agreement_threshold(kFalsePositiveRate);
+  s.ceiling = s.sigma > 0 ? noise.noise_ceiling() / s.sigma : 0.0;
   s.recovery = recovery.reason;
+  s.significant = static_cast<std::size_t>(std::count_if(entries.begin(), entries.end(), [](const ReportedEntry& e) { return e.significant; }));
+  s.tail_sigma = noise.tail_sigma();
   if (entries.empty()) return s;
   s.min_z = INFINITY;
-  for (const auto& e : entries) s.min_z = std::min(s.min_z, e.z), s.max_z = std::max(s.max_z, e.z);
-  s.expected_noise = std::min<double>(static_cast<double>(entries.size()),
-                                      pagh::expected_noise_entries(s.candidates, product.repetitions(), s.min_z));
-  // sigma shrinks as 1/sqrt(b) (||C||_F fixed): the weakest entry reaches the ceiling at
-  // b * (ceiling / z)^2; the ceiling itself does not depend on b.
-  if (s.min_z < s.ceiling && s.min_z > 0) {
-    const double wanted = static_cast<double>(product.buckets()) * (s.ceiling / s.min_z) * (s.ceiling / s.min_z);
+  double strongest = 0, weakest = INFINITY;
+  for (const auto& e : entries) {
+    s.min_z = std::min(s.min_z, e.z), s.max_z = std::max(s.max_z, e.z);
+    strongest = std::max(strongest, std::fabs(e.estimate)), weakest = std::min(weakest, std::fabs(e.estimate));
+  }
+  s.expected_noise = std::min<double>(static_cast<double>(entries.size()), noise.expected_noise(weakest));
+  // The noise scales as 1 / sqrt(b) (||C||_F fixed), so the strongest entry's estimate would reach
+  // the agreement needed at b * (needed / |estimate|)^2; the factor 2 leaves room for its own
+  // repetitions' disagreement.
+  if (s.significant == 0 && strongest > 0) {
+    const double ratio = 2 * s.agreement_needed / strongest;
+    const double wanted = static_cast<double>(product.buckets()) * ratio * ratio;
     s.resolve_buckets = wanted > 0x1p62 ? std::int64_t{1} << 62 : static_cast<std::int64_t>(std::bit_ceil(static_cast<std::uint64_t>(std::ceil(wanted))));
   }
   return s;
 }
 
 std::string noise_warning(const Significance& s, std::size_t reported) {
-  if (reported == 0 || s.max_z >= s.ceiling) return "";
-  char text[400];
+  if (reported == 0 || s.significant > 0) return "";
+  char text[600];
   std::snprintf(text, sizeof text,
-                "no reported entry can be told from noise: the largest is at %.3g sigma, the largest of %.3g pure-noise estimates "
-                "is expected near %.3g sigma; a sketch of b = %lld buckets (--buckets) would resolve entries of the reported size",
-                s.max_z, s.candidates, s.ceiling, static_cast<long long>(s.resolve_buckets));
+                "no reported entry can be told from noise: among %.3g candidates, noise alone makes estimates as large as "
+                "these (the largest of the pure-noise estimates is expected near %.3g sigma; an entry is significant when all d "
+                "repetitions agree on at least %.4g); a sketch of b = %lld buckets (--buckets) would resolve entries of the "
+                "reported size, if they are real",
+                s.candidates, s.ceiling, s.agreement_needed, static_cast<long long>(s.resolve_buckets));
   return text;
 }
 

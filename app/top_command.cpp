@@ -113,8 +113,9 @@ int run_top(const std::vector<std::string>& args) {
   report.sketch_path = paths[0];
   report.product = &product;
   report.selection = selection;
-  report.entries = to_reported(entries, product.sigma());
-  report.significance = assess_significance(product, report.entries, recovery);
+  const pagh::NoiseModel noise(product);
+  report.entries = to_reported(entries, product, noise);
+  report.significance = assess_significance(product, noise, report.entries, recovery);
   report_significance(report.significance, report.entries.size(), diag);
   report.output_path = output_path;
   print_sketch_answer(report, diag.format, std::cout);

@@ -137,4 +137,23 @@ std::vector<Entry> exact_above(const Eigen::SparseMatrix<double>& A, const Eigen
   return ranked(std::move(all));
 }
 
+std::vector<Entry> top_k_of(const Eigen::MatrixXd& C, std::size_t k) {
+  detail::BestK best(k);
+  for (Eigen::Index j = 0; j < C.cols(); ++j)
+    for (Eigen::Index i = 0; i < C.rows(); ++i) best.offer(Entry{i, j, C(i, j), 0.0});
+  return detail::best_of(best.kept(), k);
+}
+
+std::vector<Entry> above_of(const Eigen::MatrixXd& C, double threshold, std::size_t max_entries) {
+  check_threshold(threshold, "pagh::above_of");
+  std::vector<Entry> all;
+  for (Eigen::Index j = 0; j < C.cols(); ++j)
+    for (Eigen::Index i = 0; i < C.rows(); ++i)
+      if (std::fabs(C(i, j)) >= threshold) {
+        if (all.size() == max_entries) throw too_many_entries("pagh::above_of", max_entries, threshold);
+        all.push_back(Entry{i, j, C(i, j), 0.0});
+      }
+  return ranked(std::move(all));
+}
+
 }  // namespace pagh

@@ -50,12 +50,16 @@ double ProductCounts::products() const {
   return total;
 }
 
+ProductCounts count_dense_product(std::int64_t m, std::int64_t K, std::int64_t p) {
+  ProductCounts c{m, K, p, false, {}, {}};
+  c.nnz_a.assign(static_cast<std::size_t>(K), double(m));
+  c.nnz_b.assign(static_cast<std::size_t>(K), double(p));
+  return c;
+}
+
 ProductCounts count_product(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B) {
   if (A.cols() != B.rows()) throw Error("pagh::count_product", "dimension mismatch: cols(A) != rows(B)");
-  ProductCounts c{A.rows(), A.cols(), B.cols(), false, {}, {}};
-  c.nnz_a.assign(static_cast<std::size_t>(A.cols()), double(A.rows()));
-  c.nnz_b.assign(static_cast<std::size_t>(B.rows()), double(B.cols()));
-  return c;
+  return count_dense_product(A.rows(), A.cols(), B.cols());
 }
 
 ProductCounts count_product(const Eigen::SparseMatrix<double>& A, const Eigen::SparseMatrix<double>& B) {

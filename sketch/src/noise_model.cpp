@@ -34,7 +34,8 @@ NoiseModel::NoiseModel(std::span<const double> sketches, int repetitions, double
       buckets_(static_cast<std::int64_t>(sketches.size()) / std::max(repetitions, 1)),
       candidates_(candidates),
       pooled_(static_cast<double>(sketches.size())),
-      counts_(kBins, 0.0) {
+      counts_(kBins, 0.0),
+      energy_(kBins, 0.0) {
   const std::int64_t n = static_cast<std::int64_t>(sketches.size());
   double largest = 0, energy = 0;
 #pragma omp parallel for reduction(max : largest) reduction(+ : energy) schedule(static)
@@ -50,21 +51,27 @@ NoiseModel::NoiseModel(std::span<const double> sketches, int repetitions, double
     return;
   }
   const std::int64_t top = key_of(largest_);
+  // Per thread: counts in [0, kBins], squares in [kBins + 1, 2 kBins + 1]; slot kBins (and
+  // 2 kBins + 1) for the values below the bins.
   std::vector<std::vector<double>> partial(static_cast<std::size_t>(omp_get_max_threads()));
 #pragma omp parallel
   {
     std::vector<double>& mine = partial[static_cast<std::size_t>(omp_get_thread_num())];
-    mine.assign(kBins + 1, 0.0);  // the last slot counts the values below the bins
+    mine.assign(2 * (kBins + 1), 0.0);
 #pragma omp for schedule(static)
     for (std::int64_t i = 0; i < n; ++i) {
-      const std::int64_t bin = top - key_of(sketches[i]);
-      ++mine[static_cast<std::size_t>(std::min(bin, kBins))];
+      const std::size_t bin = static_cast<std::size_t>(std::min(top - key_of(sketches[i]), kBins));
+      ++mine[bin];
+      mine[kBins + 1 + bin] += sketches[i] * sketches[i];
     }
   }
   for (const auto& mine : partial) {
     if (mine.empty()) continue;
-    for (std::int64_t b = 0; b < kBins; ++b) counts_[static_cast<std::size_t>(b)] += mine[static_cast<std::size_t>(b)];
-    below_ += mine[kBins];
+    for (std::int64_t b = 0; b < kBins; ++b) {
+      counts_[static_cast<std::size_t>(b)] += mine[static_cast<std::size_t>(b)];
+      energy_[static_cast<std::size_t>(b)] += mine[static_cast<std::size_t>(kBins + 1 + b)];
+    }
+    below_ += mine[kBins], below_energy_ += mine[2 * kBins + 1];
   }
 }
 
@@ -150,11 +157,17 @@ EntryAssessment NoiseModel::assess(const CompressedProduct& product, const Entry
   return a;
 }
 
-double NoiseModel::tail_sigma(std::span<const Entry> heavy) const {
-  if (buckets_ <= 0) return 0.0;
-  double energy = sigma_ * sigma_ * static_cast<double>(buckets_);  // ||C||_F^2
-  for (const Entry& e : heavy) energy -= e.value * e.value;
-  return std::sqrt(std::max(energy, 0.0) / static_cast<double>(buckets_));
+double NoiseModel::tail_sigma() const {
+  if (!(largest_ > 0) || !std::isfinite(largest_)) return sigma_;
+  const double threshold = agreement_threshold();
+  const std::int64_t top = key_of(largest_);
+  double count = below_, energy = below_energy_;
+  for (std::int64_t b = kBins - 1; b >= 0; --b) {
+    const double upper = b == 0 ? largest_ : value_of(top - b + 1);
+    if (upper > threshold) break;
+    count += counts_[static_cast<std::size_t>(b)], energy += energy_[static_cast<std::size_t>(b)];
+  }
+  return count > 0 ? std::sqrt(energy / count) : 0.0;
 }
 
 }  // namespace pagh

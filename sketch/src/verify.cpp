@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "pagh/error.hpp"
+#include "sketch/noise_model.hpp"
 
 namespace pagh {
 namespace {
@@ -20,6 +21,25 @@ Eigen::MatrixXd timed(F&& f, double* ms) {
   Eigen::MatrixXd C = f();
   if (ms) *ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return C;
+}
+
+// Recall and precision of `found` against the k-th largest exact magnitude, and the noise model's
+// intervals and flags on it.
+template <class Exact>
+void score_top_k(const CompressedProduct& product, const std::vector<Entry>& found, double kth, Exact exact, Metrics& m) {
+  const NoiseModel noise(product);
+  std::size_t hits = 0, covered = 0;
+  for (const Entry& e : found) {
+    const double truth = exact(e);
+    hits += std::fabs(truth) >= kth;
+    const EntryAssessment a = noise.assess(product, e);
+    covered += std::fabs(e.value - truth) <= a.half_width;
+    m.significant += a.significant;
+    m.false_significant += a.significant && std::fabs(truth) <= a.half_width;
+  }
+  m.top_k_recall = static_cast<double>(std::min(hits, m.top_k)) / static_cast<double>(m.top_k);
+  m.top_k_precision = found.empty() ? 0.0 : static_cast<double>(hits) / static_cast<double>(found.size());
+  m.interval_coverage = found.empty() ? 0.0 : static_cast<double>(covered) / static_cast<double>(found.size());
 }
 
 }  // namespace
@@ -67,24 +87,13 @@ Metrics verify(const CompressedProduct& product, const Eigen::MatrixXd& exact, s
   const double sigma = m.frobenius_exact / std::sqrt(static_cast<double>(product.buckets()));
   m.max_error_in_sigmas = sigma > 0 ? m.max_abs_error / sigma : 0.0;
 
-  // Top-k by magnitude of the exact product (ties by row, column) against the sketch's top-k.
   k = std::min<std::size_t>(k, static_cast<std::size_t>(exact.size()));
   m.top_k = k;
   if (k == 0) return m;
-  std::vector<std::pair<std::int64_t, std::int64_t>> order;
-  order.reserve(static_cast<std::size_t>(exact.size()));
-  for (Eigen::Index j = 0; j < exact.cols(); ++j)
-    for (Eigen::Index i = 0; i < exact.rows(); ++i) order.emplace_back(i, j);
-  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(), [&](auto a, auto b) {
-    const double x = std::fabs(exact(a.first, a.second)), y = std::fabs(exact(b.first, b.second));
-    return x != y ? x > y : a < b;
-  });
-  const std::set<std::pair<std::int64_t, std::int64_t>> truth(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k));
-  const auto found = product.top_k(k);
-  std::size_t hits = 0;
-  for (const Entry& e : found) hits += truth.count({e.row, e.col});
-  m.top_k_recall = static_cast<double>(hits) / static_cast<double>(k);
-  m.top_k_precision = found.empty() ? 0.0 : static_cast<double>(hits) / static_cast<double>(found.size());
+  std::vector<double> magnitudes(static_cast<std::size_t>(exact.size()));
+  Eigen::Map<Eigen::VectorXd>(magnitudes.data(), exact.size()) = Eigen::Map<const Eigen::VectorXd>(exact.data(), exact.size()).cwiseAbs();
+  std::nth_element(magnitudes.begin(), magnitudes.begin() + static_cast<std::ptrdiff_t>(k - 1), magnitudes.end(), std::greater<>());
+  score_top_k(product, product.top_k(k), magnitudes[k - 1], [&](const Entry& e) { return exact(e.row, e.col); }, m);
   return m;
 }
 
@@ -119,10 +128,7 @@ Metrics verify(const CompressedProduct& product, const Eigen::SparseMatrix<doubl
     std::nth_element(magnitudes.begin(), magnitudes.begin() + static_cast<std::ptrdiff_t>(k - 1), magnitudes.end(), std::greater<>());
     kth = magnitudes[k - 1];
   }
-  std::size_t hits = 0;
-  for (const Entry& e : found) hits += std::fabs(exact.coeff(e.row, e.col)) >= kth;
-  m.top_k_recall = static_cast<double>(std::min(hits, k)) / static_cast<double>(k);
-  m.top_k_precision = found.empty() ? 0.0 : static_cast<double>(hits) / static_cast<double>(found.size());
+  score_top_k(product, found, kth, [&](const Entry& e) { return exact.coeff(e.row, e.col); }, m);
   return m;
 }
 

@@ -112,13 +112,13 @@ TEST_F(Cli, CudaBackendIsUnavailableWithoutItOrWithoutADevice) {
 #else
   const char* reason = "CUDA backend is not available in this build";
 #endif
-  const Result r = run({"--backend", "cuda", A(), B()});
+  const Result r = run({"--method", "sketch", "--backend", "cuda", A(), B()});
   EXPECT_EQ(r.status, 69);
   EXPECT_EQ(r.out, "");
   expect_one_line_error(r, {"--backend cuda", reason});
   // auto falls back to the CPU and says so; cpu says nothing (unless -v).
-  EXPECT_NE(run({"--backend", "auto", A(), B()}).err.find("backend cpu (auto:"), std::string::npos);
-  EXPECT_EQ(run({"--backend", "cpu", A(), B()}).err, "");
+  EXPECT_NE(run({"--method", "sketch", "--backend", "auto", A(), B()}).err.find("backend cpu (auto:"), std::string::npos);
+  EXPECT_EQ(run({"--method", "sketch", "--backend", "cpu", A(), B()}).err, "");
   const Result study = run({"study", "--backend", "cuda", "--preset", "smoke", "--out", "s"});
   EXPECT_EQ(study.status, 69);
   expect_one_line_error(study, {"--backend cuda", reason});

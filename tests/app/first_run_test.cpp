@@ -143,12 +143,12 @@ TEST_F(Cli, InputsWithByteOrderMarkGzipOrNaN) {
 }
 
 TEST_F(Cli, VerboseSaysWhenKExceedsTheEntries) {
-  const Result verbose = run({"-k", "100000", "-v", A(), B()});
+  const Result verbose = run({"--method", "sketch", "-k", "100000", "-v", A(), B()});
   ASSERT_EQ(verbose.status, 0) << verbose.err;
   EXPECT_NE(verbose.err.find("-k 100000 exceeds the number of entries of C (64 x 80)"), std::string::npos) << verbose.err;
-  const Result quiet = run({"-k", "100000", A(), B()});
+  const Result quiet = run({"--method", "sketch", "-k", "100000", A(), B()});
   EXPECT_EQ(quiet.err.find("exceeds"), std::string::npos) << quiet.err;
-  ASSERT_EQ(run({"--save-sketch", "C.pagh", "-q", A(), B()}).status, 0);
+  ASSERT_EQ(run({"--method", "sketch", "--save-sketch", "C.pagh", "-q", A(), B()}).status, 0);
   const Result top = run({"top", "C.pagh", "-k", "6000", "-v"});
   ASSERT_EQ(top.status, 0) << top.err;
   EXPECT_NE(top.err.find("-k 6000 exceeds the number of entries of C (64 x 80)"), std::string::npos) << top.err;

@@ -26,7 +26,7 @@ std::set<std::pair<std::int64_t, std::int64_t>> planted_positions() {
 }
 
 TEST_F(Cli, DefaultRunPrintsTopTenWithErrorBarsAndNamesTheBackend) {
-  const Result r = run({A(), B()});
+  const Result r = run({"--method", "sketch", A(), B()});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("top 10 entries by |estimate|"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("+-"), std::string::npos);
@@ -48,7 +48,7 @@ TEST_F(Cli, DefaultRunPrintsTopTenWithErrorBarsAndNamesTheBackend) {
 }
 
 TEST_F(Cli, TopLimitsTheEntriesToK) {
-  const json j = run_json({"--top", "4", A(), B()});
+  const json j = run_json({"--method", "sketch", "--top", "4", A(), B()});
   ASSERT_EQ(j["entries"].size(), 4u);
   EXPECT_EQ(positions(j["entries"]), planted_positions());
   EXPECT_EQ(j["selection"]["kind"], "top");
@@ -59,11 +59,11 @@ TEST_F(Cli, TopLimitsTheEntriesToK) {
 }
 
 TEST_F(Cli, ThresholdReportsEveryEntryAboveItLargestFirst) {
-  const json all = run_json({"--top", "5120", A(), B()});  // every entry of the 64 x 80 estimate
+  const json all = run_json({"--method", "sketch", "--top", "5120", A(), B()});  // every entry of the 64 x 80 estimate
   ASSERT_EQ(all["entries"].size(), 5120u);
   std::size_t expected = 0;
   for (const auto& e : all["entries"]) expected += std::fabs(e["estimate"].get<double>()) >= 500;
-  const json j = run_json({"--threshold", "500", A(), B()});
+  const json j = run_json({"--method", "sketch", "--threshold", "500", A(), B()});
   EXPECT_EQ(j["selection"]["kind"], "threshold");
   EXPECT_EQ(j["selection"]["threshold"], 500);
   ASSERT_EQ(j["entries"].size(), expected);
@@ -72,15 +72,15 @@ TEST_F(Cli, ThresholdReportsEveryEntryAboveItLargestFirst) {
     EXPECT_GE(std::fabs(j["entries"][i]["estimate"].get<double>()), 500);
     EXPECT_EQ(j["entries"][i], all["entries"][i]);  // the same order as the full ranking
   }
-  const json capped = run_json({"--threshold", "500", "--top", "2", A(), B()});
+  const json capped = run_json({"--method", "sketch", "--threshold", "500", "--top", "2", A(), B()});
   EXPECT_EQ(capped["entries"].size(), 2u);
-  const Result none = run({"--threshold", "1e9", A(), B()});
+  const Result none = run({"--method", "sketch", "--threshold", "1e9", A(), B()});
   EXPECT_EQ(none.status, 0);
   EXPECT_NE(none.out.find("no entry has |estimate| >= 1e+09"), std::string::npos) << none.out;
 }
 
 TEST_F(Cli, JsonHasSchemaParametersSeedBackendTimingsAndNoMetricsWithoutVerify) {
-  const json j = run_json({A(), B()});
+  const json j = run_json({"--method", "sketch", A(), B()});
   EXPECT_EQ(j["schema"], "pagh-mm/multiply");
   EXPECT_EQ(j["schema_version"], 1);
   EXPECT_EQ(j["index_base"], 1);
@@ -111,7 +111,7 @@ TEST_F(Cli, JsonHasSchemaParametersSeedBackendTimingsAndNoMetricsWithoutVerify) 
 
 // The options reach the library: the CLI's estimates equal pagh::compress's with the same parameters.
 TEST_F(Cli, SketchOptionsReachTheSketch) {
-  const json j = run_json({"--pad", "4", "--sketches", "5", "--seed", "9", "--precision", "fp64", "--stabilize",
+  const json j = run_json({"--method", "sketch", "--pad", "4", "--sketches", "5", "--seed", "9", "--precision", "fp64", "--stabilize",
                            "neumaier", "--threads", "1", "--top", "20", A(), B()});
   EXPECT_EQ(j["parameters"]["buckets"], 512);  // next power of two >= 4 * 80
   EXPECT_EQ(j["parameters"]["sketches"], 5);
@@ -134,21 +134,21 @@ TEST_F(Cli, SketchOptionsReachTheSketch) {
 }
 
 TEST_F(Cli, BucketsAlgorithmAndPrecisionsRun) {
-  EXPECT_EQ(run_json({"--buckets", "256", A(), B()})["parameters"]["buckets"], 256);
-  EXPECT_EQ(run_json({"--algorithm", "alman-rao", A(), B()})["parameters"]["algorithm"], "alman-rao");
-  EXPECT_EQ(run_json({"--stabilize", "kahan", A(), B()})["parameters"]["stabilization"], "kahan");
+  EXPECT_EQ(run_json({"--method", "sketch", "--buckets", "256", A(), B()})["parameters"]["buckets"], 256);
+  EXPECT_EQ(run_json({"--method", "sketch", "--algorithm", "alman-rao", A(), B()})["parameters"]["algorithm"], "alman-rao");
+  EXPECT_EQ(run_json({"--method", "sketch", "--stabilize", "kahan", A(), B()})["parameters"]["stabilization"], "kahan");
   for (const char* precision : {"fp64", "fp32", "fp16", "bf16"}) {
-    const json j = run_json({"--precision", precision, "--top", "4", A(), B()});
+    const json j = run_json({"--method", "sketch", "--precision", precision, "--top", "4", A(), B()});
     EXPECT_EQ(j["parameters"]["precision"], precision);
     EXPECT_EQ(positions(j["entries"]), planted_positions()) << precision;
   }
 }
 
 TEST_F(Cli, ResultsDependOnTheSeedButNotOnTheThreadCount) {
-  const json one = run_json({"--threads", "1", "--seed", "5", "--top", "50", A(), B()});
-  const json two = run_json({"--threads", "2", "--seed", "5", "--top", "50", A(), B()});
+  const json one = run_json({"--method", "sketch", "--threads", "1", "--seed", "5", "--top", "50", A(), B()});
+  const json two = run_json({"--method", "sketch", "--threads", "2", "--seed", "5", "--top", "50", A(), B()});
   EXPECT_EQ(one["entries"], two["entries"]);
-  const json other = run_json({"--threads", "1", "--seed", "6", "--top", "50", A(), B()});
+  const json other = run_json({"--method", "sketch", "--threads", "1", "--seed", "6", "--top", "50", A(), B()});
   EXPECT_NE(one["entries"], other["entries"]);
 }
 
@@ -189,7 +189,7 @@ TEST_F(Cli, VerifyReportsMetricsAndTheExactValues) {
 
 TEST_F(Cli, OutputWritesTheReportedEntriesAsCoordinateMatrixMarket) {
   const std::string file = work("top.mtx").string();
-  const json j = run_json({"--top", "7", "-o", file, A(), B()});
+  const json j = run_json({"--method", "sketch", "--top", "7", "-o", file, A(), B()});
   EXPECT_EQ(j["outputs"]["matrix"], file);
   EXPECT_EQ(j["outputs"]["matrix_format"], "coordinate");
   EXPECT_EQ(mio::read_header(file).format, mio::Format::coordinate);
@@ -294,9 +294,9 @@ TEST_F(Cli, ProgressShowsStagesOnlyWhenAsked) {
 }
 
 TEST_F(Cli, QuietAndVerboseControlStderrOnly) {
-  const Result normal = run({A(), B()});
-  const Result quiet = run({"-q", A(), B()});
-  const Result verbose = run({"-v", A(), B()});
+  const Result normal = run({"--method", "sketch", A(), B()});
+  const Result quiet = run({"--method", "sketch", "-q", A(), B()});
+  const Result verbose = run({"--method", "sketch", "-v", A(), B()});
   ASSERT_EQ(quiet.status, 0);
   EXPECT_EQ(quiet.err, "");
   const auto report = [](const std::string& out) { return out.substr(0, out.find("time (ms)")); };  // timings vary

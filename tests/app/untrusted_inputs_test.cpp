@@ -241,7 +241,7 @@ void write_array(const fs::path& path, int rows, int cols, const std::vector<dou
 TEST_F(Untrusted, Fp64AcceptsEntriesWhoseSquaresOverflow) {
   write_array(work("A.mtx"), 4, 1, {1e77, -1e77, 1e77, 1e77});
   write_array(work("B.mtx"), 1, 4, {1.2e77, 1.2e77, -1.2e77, 1.2e77});
-  const Result r = run({"--backend", "cpu", "--precision", "fp64", "--buckets", "1024", "--sketches", "5", "-k", "16", "--format",
+  const Result r = run({"--method", "sketch", "--backend", "cpu", "--precision", "fp64", "--buckets", "1024", "--sketches", "5", "-k", "16", "--format",
                         "json", work("A.mtx").string(), work("B.mtx").string()});
   ASSERT_EQ(r.status, 0) << r.err;
   const json j = json::parse(r.out);
@@ -270,7 +270,7 @@ TEST_F(Untrusted, DenseResultsBeyondTheMemoryAvailableAreRefusedFirst) {
 TEST_F(Untrusted, Fp64OverflowAdvisesNoPrecisionAlreadyChosen) {
   write_array(work("A.mtx"), 1, 1, {1e200});
   write_array(work("B.mtx"), 1, 1, {1e200});
-  const Result r = run({"--backend", "cpu", "--precision", "fp64", work("A.mtx").string(), work("B.mtx").string()});
+  const Result r = run({"--method", "sketch", "--backend", "cpu", "--precision", "fp64", work("A.mtx").string(), work("B.mtx").string()});
   EXPECT_EQ(r.status, 65) << r.err;
   expect_one_line_error(r, {"--precision fp64", "scale the inputs down"});
   EXPECT_EQ(r.err.find("use fp"), std::string::npos) << r.err;

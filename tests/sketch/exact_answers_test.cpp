@@ -55,6 +55,7 @@ TEST(ExactAnswers, TopKAndThresholdMatchTheDefinition) {
       const std::vector<Entry> want(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(k));
       for (const int threads : {1, 2}) expect_same(exact_top_k(A, B, k, threads), want);
       expect_same(exact_top_k(As, Bs, k), want);
+      expect_same(top_k_of(C, k), want);
     }
     for (const double threshold : {0.0, 1.0, 6.0}) {
       std::vector<Entry> want;
@@ -62,6 +63,7 @@ TEST(ExactAnswers, TopKAndThresholdMatchTheDefinition) {
         if (std::fabs(e.value) >= threshold) want.push_back(e);
       expect_same(exact_above(A, B, threshold, all.size(), 2), want);
       expect_same(exact_above(As, Bs, threshold, all.size()), want);
+      expect_same(above_of(C, threshold, all.size()), want);
       if (want.size() > 1) {
         EXPECT_THROW(exact_above(A, B, threshold, want.size() - 1, 2), TooManyEntries);
         EXPECT_THROW(exact_above(As, Bs, threshold, want.size() - 1), TooManyEntries);
@@ -105,6 +107,27 @@ TEST(ExactAnswers, MethodFollowsTheCostModel) {
   const std::int64_t n = 100000;
   ProductCounts graph{n, n, n, true, std::vector<double>(n, 5.0), std::vector<double>(n, 5.0)};
   EXPECT_EQ(choose_method(Method::automatic, graph, params, cpu, 1e9).method, Method::exact);
+}
+
+// Recall counts ties: C = all ones (every entry tied), any 3 entries are a correct top 3; and the
+// sparse and dense verify agree.
+TEST(ExactAnswers, VerifyRecallCountsTies) {
+  const Eigen::MatrixXd A = Eigen::MatrixXd::Ones(40, 1), B = Eigen::MatrixXd::Ones(1, 30);
+  const CompressedProduct c = compress(A, B, {.buckets = 64, .repetitions = 3, .seed = 5, .precision = fwht::DType::f64});
+  const Eigen::MatrixXd C = A * B;
+  const Metrics dense = verify(c, C, 3);
+  const Metrics sparse = verify(c, Eigen::SparseMatrix<double>(C.sparseView()), 3);
+  EXPECT_EQ(dense.top_k_recall, 1.0);
+  EXPECT_EQ(sparse.top_k_recall, 1.0);
+  EXPECT_EQ(dense.top_k_precision, 1.0);
+  // A product with one large entry and ties below it: the top 1 is that entry alone.
+  Eigen::MatrixXd A2 = Eigen::MatrixXd::Ones(40, 2), B2 = Eigen::MatrixXd::Zero(2, 30);
+  B2.row(0).setOnes();
+  A2.col(1).setZero();
+  A2(7, 1) = 50, B2(1, 4) = 1;
+  const CompressedProduct c2 = compress(A2, B2, {.buckets = 4096, .repetitions = 3, .seed = 5, .precision = fwht::DType::f64});
+  EXPECT_EQ(verify(c2, A2 * B2, 1).top_k_recall, 1.0);
+  EXPECT_EQ(c2.top_k(1)[0].row, 7);
 }
 
 }  // namespace

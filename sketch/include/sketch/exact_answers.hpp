@@ -26,4 +26,8 @@ std::vector<Entry> exact_above(const Eigen::MatrixXd& A, const Eigen::MatrixXd& 
 std::vector<Entry> exact_above(const Eigen::SparseMatrix<double>& A, const Eigen::SparseMatrix<double>& B, double threshold,
                                std::size_t max_entries);
 
+// The same questions of a product already formed (for instance by cuBLAS).
+std::vector<Entry> top_k_of(const Eigen::MatrixXd& C, std::size_t k);
+std::vector<Entry> above_of(const Eigen::MatrixXd& C, double threshold, std::size_t max_entries);
+
 }  // namespace pagh

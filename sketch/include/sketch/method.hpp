@@ -32,6 +32,7 @@ struct ProductCounts {
   double products() const;           // sum_k nnz_a[k] nnz_b[k] (dense: m K p)
 };
 ProductCounts count_product(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B);
+ProductCounts count_dense_product(std::int64_t m, std::int64_t K, std::int64_t p);
 ProductCounts count_product(const Eigen::SparseMatrix<double>& A, const Eigen::SparseMatrix<double>& B);
 
 // Operations per second of one backend, all its threads together.

@@ -75,9 +75,10 @@ class NoiseModel {
 
   // sqrt(mean over buckets of c^2): the standard deviation of one single estimate, ||C||_F / sqrt(b).
   double sigma() const { return sigma_; }
-  // The same with the energy of the given (heavy, reported) entries removed: the noise the others
-  // make, sqrt(max(0, ||C||_F^2 - sum of their squares) / b).
-  double tail_sigma(std::span<const Entry> heavy) const;
+  // The same over the buckets below the agreement threshold (5 %): without the buckets that hold
+  // significant entries, the noise the rest of C makes (the tail norm of Pagh's bound, from the
+  // sketch alone, so that every query of one sketch reports the same z for an entry).
+  double tail_sigma() const;
 
   // The entry's d single estimates read from the product's sketches, and the verdicts above.
   EntryAssessment assess(const CompressedProduct& product, const Entry& entry, double coverage = 0.95,
@@ -98,8 +99,8 @@ class NoiseModel {
   double candidates_ = 0, sigma_ = 0, largest_ = 0, pooled_ = 0;
   // Counts of |c| in geometric bins below largest_ (kBinsPerOctave per octave), bin 0 = the largest
   // octave's top bin; values below the last bin (or zero) are counted in below_.
-  std::vector<double> counts_;
-  double below_ = 0;
+  std::vector<double> counts_, energy_;  // per bin: how many values, the sum of their squares
+  double below_ = 0, below_energy_ = 0;
 };
 
 }  // namespace pagh

@@ -17,8 +17,16 @@ struct Metrics {
   double frobenius_exact = 0;           // ||C||_F
   double frobenius_estimate = 0;        // the sketch's own estimate of ||C||_F
   std::size_t top_k = 0;                // k used for recall/precision
-  double top_k_recall = 0;              // |top-k(C^) ∩ top-k(C)| / k (by magnitude)
-  double top_k_precision = 0;           // same over the returned entries
+  // Tie-aware: a returned entry counts when its exact |value| reaches the k-th largest |C| (so any
+  // of several tied k-th entries is a hit).
+  double top_k_recall = 0;              // hits / k
+  double top_k_precision = 0;           // hits / returned entries
+  // The noise model's intervals (sketch/noise_model.hpp, 95 %) and significance flags (5 %) on
+  // the returned top-k: how often the interval covers the exact value, how many entries are
+  // flagged significant, and how many of those have an exact value the interval cannot tell from 0
+  // (|exact| <= half-width): false discoveries.
+  double interval_coverage = 0;
+  std::size_t significant = 0, false_significant = 0;
   double exact_ms = 0;                  // time of the exact product (filled by exact_product)
   // True when the error metrics cover all m * p entries; false for verify() against a sparse exact
   // product, where they cover the nonzeros of C and the sketch's top-k (relative_frobenius_error

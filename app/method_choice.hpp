@@ -1,0 +1,25 @@
+// pagh-mm's choice between sketching and computing the product exactly (--method), and the exact
+// answers when exact wins: the library's cost model (sketch/method.hpp) with the backend's
+// throughputs, and the exact top-k / threshold on the backend that would have sketched.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "backend.hpp"
+#include "inputs.hpp"
+#include "multiply_options.hpp"
+#include "reports.hpp"
+#include "sketch/entry.hpp"
+
+namespace pagh_mm {
+
+// --method exact that cannot fit is a usage error (64) naming --method.
+MethodReport choose_multiply_method(const SketchBackend& backend, const InputMatrix& a, const InputMatrix& b,
+                                    const MultiplyOptions& o);
+
+// The entries --top / --threshold ask for, of the exact product; exact_ms is its time.
+std::vector<pagh::Entry> exact_entries(SketchBackend& backend, const InputMatrix& a, const InputMatrix& b, const MultiplyOptions& o,
+                                       double& exact_ms);
+
+}  // namespace pagh_mm
