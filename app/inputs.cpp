@@ -47,11 +47,13 @@ std::string without_api_hint(std::string message) {
 
 }  // namespace
 
-InputMatrix read_input(const std::string& path, bool transpose) {
+InputMatrix read_input(const std::string& path, bool transpose, int threads) {
   namespace mio = pagh::matrix_io;
+  mio::ReadOptions options = input_read_options();
+  options.threads = threads;
   try {
-    if (mio::is_npy_file(path)) return InputMatrix{path, mio::read_npy<double>(path, input_read_options(), transpose)};
-    auto any = mio::read_matrix<double>(path, input_read_options());
+    if (mio::is_npy_file(path)) return InputMatrix{path, mio::read_npy<double>(path, options, transpose)};
+    auto any = mio::read_matrix<double>(path, options);
     if (!transpose) return InputMatrix{path, std::move(any.matrix)};
     if (any.is_dense()) return InputMatrix{path, Eigen::MatrixXd(any.dense().transpose())};
     return InputMatrix{path, Eigen::SparseMatrix<double>(any.sparse().transpose())};

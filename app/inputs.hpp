@@ -27,9 +27,9 @@ ExitCode classify_read_failure(const pagh::matrix_io::MatrixMarketError& error);
 
 // Reads a Matrix Market file (plain or gzip-compressed) or a NumPy .npy array (recognised by their
 // first bytes, not their names); transpose reads the matrix's transpose (for a C-order .npy file at
-// no cost: its data is the transpose's column-major layout). Throws CliError with the code above and
-// the reader's message ("<file>:<line>: <reason>").
-InputMatrix read_input(const std::string& path, bool transpose = false);
+// no cost: its data is the transpose's column-major layout). threads: the reader's (0 = all).
+// Throws CliError with the code above and the reader's message ("<file>:<line>: <reason>").
+InputMatrix read_input(const std::string& path, bool transpose = false, int threads = 0);
 
 // Throws CliError (65) naming both files unless cols(A) == rows(B).
 void check_multipliable(const InputMatrix& a, const InputMatrix& b);

@@ -15,6 +15,7 @@
 #include "method_choice.hpp"
 #include "multiply_memory.hpp"
 #include "multiply_options.hpp"
+#include "npy_output.hpp"
 #include "output_files.hpp"
 #include "pagh/error.hpp"
 #include "pagh/output_file.hpp"
@@ -86,7 +87,8 @@ void write_outputs(const MultiplyOptions& o, SketchBackend& backend, const pagh:
     try {
       if (o.full) {
         w.comments = output_comments(o, c, "every entry of the estimate (dense array, column by column)");
-        mio::write_matrix_market(matrix_staging, backend.decompress(c), w);
+        if (is_npy_path(o.output_path)) mio::write_npy(matrix_staging, backend.decompress(c));
+        else mio::write_matrix_market(matrix_staging, backend.decompress(c), w);
         report.output_format = "array";
         report.output_entries = c.rows() * c.cols();
       } else {
@@ -94,7 +96,8 @@ void write_outputs(const MultiplyOptions& o, SketchBackend& backend, const pagh:
         entries.reserve(selected.size());
         for (const auto& e : selected) entries.push_back({e.row, e.col, e.value});
         w.comments = output_comments(o, c, "the entries reported by pagh-mm, largest |estimate| first");
-        mio::write_matrix_market(matrix_staging, c.rows(), c.cols(), entries, w);
+        if (is_npy_path(o.output_path)) write_entries_npy(matrix_staging, entries);
+        else mio::write_matrix_market(matrix_staging, c.rows(), c.cols(), entries, w);
         report.output_format = "coordinate";
         report.output_entries = static_cast<std::int64_t>(entries.size());
       }
@@ -192,11 +195,11 @@ int run_multiply(const std::vector<std::string>& args) {
 
   progress.stage(++stage, stages, "reading " + o.a_path);
   auto t = Clock::now();
-  const InputMatrix a = read_input(o.a_path);
+  const InputMatrix a = read_input(o.a_path, o.transpose_a, o.sketch.params.threads);
   report.read_a_ms = ms_since(t);
   progress.stage(++stage, stages, "reading " + o.b_path);
   t = Clock::now();
-  const InputMatrix b = read_input(o.b_path);
+  const InputMatrix b = read_input(o.b_path, false, o.sketch.params.threads);
   report.read_b_ms = ms_since(t);
   check_multipliable(a, b);
   report.a = summarize(a), report.b = summarize(b), report.inner = a.cols();

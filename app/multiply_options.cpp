@@ -15,9 +15,10 @@ constexpr const char* kUsage = R"(usage: pagh-mm [options] A.mtx B.mtx          
        pagh-mm study [options]                 accuracy study versus the exact product
        pagh-mm COMMAND --help                  the options of a subcommand
 
-Computes Pagh's compressed product of two Matrix Market files (dense or sparse, real or integer)
-and reports the entries of C = A*B of largest magnitude, each with an error bar, without forming C.
-Indices are 1-based, as in Matrix Market files.)";
+Computes Pagh's compressed product of two Matrix Market files (dense or sparse, real or integer;
+plain or gzip-compressed) or NumPy .npy arrays (float32/float64), and reports the entries of C = A*B
+of largest magnitude, each with an error bar, without forming C. Indices are 1-based, as in Matrix
+Market files.)";
 
 constexpr const char* kExamples = R"(
 Examples:
@@ -25,6 +26,7 @@ Examples:
   pagh-mm --top 4 --sketches 5 --seed 7 data/A.mtx data/B.mtx
   pagh-mm --threshold 500 -o big.mtx data/A.mtx data/B.mtx   entries with |estimate| >= 500 to a file
   pagh-mm --full -o C.mtx data/A.mtx data/B.mtx          the whole estimate as a dense array
+  pagh-mm --transpose-a X.npy X.npy                      screen X^T X from X (samples x features)
   pagh-mm --verify --format json data/A.mtx data/B.mtx   compare with the exact product, as JSON
   pagh-mm --save-sketch C.pagh data/A.mtx data/B.mtx && pagh-mm top C.pagh -k 4
 
@@ -43,10 +45,14 @@ std::optional<MultiplyOptions> parse_multiply_options(const std::vector<std::str
       ("threshold", po::value<std::string>()->value_name("T"),
        "report every entry with |estimate| >= T instead (at most K with --top)")
       ("output,o", po::value<std::string>()->value_name("FILE"),
-       "write the reported entries as a Matrix Market coordinate file (- = standard output, instead of the report)")
-      ("full", "with -o: write the whole estimated product as a dense Matrix Market array (when it fits in 8 GiB)")
+       "write the reported entries as a Matrix Market coordinate file (- = standard output, instead of the report); "
+       "FILE.npy: a K x 3 NumPy array of (row, column, estimate), 0-based indices")
+      ("full", "with -o: write the whole estimated product as a dense Matrix Market array, or a .npy array for "
+               "FILE.npy (when it fits in 8 GiB)")
       ("save-sketch", po::value<std::string>()->value_name("FILE"),
        "save the sketch, for pagh-mm query/top later without A and B (- = standard output)");
+  po::options_description input("Input", kHelpWidth, kHelpWidth / 2);
+  input.add_options()("transpose-a", "use the transpose of the first file as A (X.npy X.npy: the product X^T X)");
   po::options_description checking("Checking", kHelpWidth, kHelpWidth / 2);
   checking.add_options()
       ("method", po::value<std::string>()->value_name("auto|sketch|exact")->default_value("auto"),
@@ -61,7 +67,7 @@ std::optional<MultiplyOptions> parse_multiply_options(const std::vector<std::str
   hidden.add_options()("inputs", po::value<std::vector<std::string>>(), "A.mtx B.mtx");
 
   po::options_description visible(kHelpWidth, kHelpWidth / 2);
-  visible.add(sketch_option_group()).add(output).add(checking).add(format_option_group())
+  visible.add(sketch_option_group()).add(input).add(output).add(checking).add(format_option_group())
       .add(diagnostic_option_group(true)).add(general);
   po::options_description all;
   all.add(visible).add(hidden);
@@ -90,6 +96,7 @@ std::optional<MultiplyOptions> parse_multiply_options(const std::vector<std::str
   if (vm.count("output")) o.output_path = vm["output"].as<std::string>();
   if (vm.count("save-sketch")) o.sketch_path = vm["save-sketch"].as<std::string>();
   o.full = vm.count("full") > 0;
+  o.transpose_a = vm.count("transpose-a") > 0;
   o.verify = vm.count("verify") > 0;
   o.exhaustive = vm.count("exhaustive") > 0;
   const std::string method = vm["method"].as<std::string>();

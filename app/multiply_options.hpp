@@ -13,6 +13,7 @@ namespace pagh_mm {
 
 struct MultiplyOptions {
   std::string a_path, b_path;
+  bool transpose_a = false;  // --transpose-a: A is the transpose of the first file
   SketchSettings sketch;
   std::size_t top = 10;      // --top K: entries reported (and written with -o); the top-k of --verify
   bool top_given = false;    // with --threshold, --top also caps the number of entries
