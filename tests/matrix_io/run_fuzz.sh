@@ -21,7 +21,7 @@ fi
 eigen_include=/usr/include/eigen3
 sources=("$root"/matrix_io/src/*.cpp)
 clang++-14 -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-  -DPAGH_VERSION='"fuzz"' -I"$root/matrix_io/include" -I"$root/matrix_io/src" -I"$root/fwht/include" \
+  -DPAGH_VERSION='"fuzz"' -I"$root/matrix_io/include" -I"$root/matrix_io/src" -I"$root/fwht/include" -I"$root/core/include" \
   -I"$eigen_include" "$root/tests/matrix_io/fuzz_matrix_market.cpp" "${sources[@]}" -lz -o "$work/fuzz_matrix_market"
 
 cd "$work"
