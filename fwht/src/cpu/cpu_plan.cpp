@@ -264,6 +264,27 @@ class CpuPlan final : public PlanImpl {
       return static_cast<S>(v);
   }
 
+  // A large plain transform in its output buffer, with the kernels' own cache-oblivious blocking
+  // (the input read in the first pass). On several threads: the top kTopStages stages split the
+  // transform into 2^kTopStages blocks, which threads transform whole, then one pass applies the
+  // top stages with the columns split across threads.
+  void plain_large(const C* src, C* x) const {
+    constexpr int kTopStages = 3;
+    if (threads_ == 1 || L_ < kTopStages + row_log_) {
+      kernels_.plain(x, src, n_, 0, L_);
+      return;
+    }
+    const int sub = L_ - kTopStages;
+    const index block = index{1} << sub, column_chunk = std::min<index>(block, index{1} << row_log_ << 4);
+#pragma omp parallel num_threads(threads_)
+    {
+#pragma omp for schedule(static)
+      for (index b = 0; b < n_; b += block) kernels_.plain(x + b, src + b, block, 0, sub);
+#pragma omp for schedule(static)
+      for (index c = 0; c < block; c += column_chunk) kernels_.plain_columns(x + c, column_chunk, sub, kTopStages);
+    }
+  }
+
   // The normalization of a transform computed in its output buffer (direct_ plans).
   void normalize_in_place(S* dst, index t, Failure& failure) const {
     if (!scaled_ && !(kInteger && options_.normalization == Normalization::inverse)) return;
@@ -271,9 +292,8 @@ class CpuPlan final : public PlanImpl {
   }
 
   void large(const S* src, S* dst, index t, Failure& failure) {
-    if (plain_ && direct_ && threads_ == 1) {
-      // One thread: the kernels' own cache-oblivious blocking, reading the input in its first pass.
-      kernels_.plain(reinterpret_cast<C*>(dst), reinterpret_cast<const C*>(src), n_, 0, L_);
+    if (plain_ && direct_) {
+      plain_large(reinterpret_cast<const C*>(src), reinterpret_cast<C*>(dst));
       normalize_in_place(dst, t, failure);
       return;
     }
@@ -286,10 +306,6 @@ class CpuPlan final : public PlanImpl {
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
     for (index c = 0; c < n_ / chunk; ++c) {
       C* x = w + c * chunk;
-      if (plain_ && copy_in && direct_) {
-        kernels_.plain(x, reinterpret_cast<const C*>(src) + c * chunk, chunk, 0, first_pass_end_);
-        continue;
-      }
       if (copy_in) load(src, x, c * chunk, chunk);
       if (err) std::fill(err + c * chunk, err + (c + 1) * chunk, C{});
       apply(x, err ? err + c * chunk : nullptr, chunk, 0, first_pass_end_, L_ % 3, c * chunk);

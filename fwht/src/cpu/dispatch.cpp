@@ -30,7 +30,7 @@ struct Table {
           &NS::folklore_stages<T, Stabilization::neumaier>;                                              \
     }                                                                                                     \
     k.alman_rao = &NS::alman_rao_stages<T>;                                                              \
-    if constexpr (kPlain) k.plain = &NS::plain_stages<T>;                                                \
+    if constexpr (kPlain) k.plain = &NS::plain_stages<T>, k.plain_columns = &NS::plain_columns<T>;     \
     k.isa = #NS;                                                                                         \
     return k;                                                                                             \
   }

@@ -31,12 +31,18 @@ using AlmanRaoFn = void (*)(T* x, std::int64_t len, int k0, int k1, int r, std::
 // vector width. Same results as folklore[none], bit for bit.
 template <class T>
 using PlainFn = void (*)(T* x, const T* src, std::int64_t len, int k0, int k1);
+// Plain stages s <= k < s + r (r <= 3, 2^s at least the vector width) on columns [0, columns) of
+// the 2^(s+r)-element block at x (rows 2^s apart; columns a multiple of the vector width): the top
+// pass of a large transform, split by columns across threads.
+template <class T>
+using PlainColumnsFn = void (*)(T* x, std::int64_t columns, int s, int r);
 
 template <class T>
 struct Kernels {
   FolkloreFn<T> folklore[3];  // indexed by Stabilization
   AlmanRaoFn<T> alman_rao;
   PlainFn<T> plain;           // native types only, else null
+  PlainColumnsFn<T> plain_columns;
   const char* isa;
 };
 
@@ -55,6 +61,7 @@ template <class T> Kernels<T> select_kernels();
   template <class T, Stabilization St> void folklore_stages(T*, T*, std::int64_t, int, int); \
   template <class T> void alman_rao_stages(T*, std::int64_t, int, int, int, std::int64_t);   \
   template <class T> void plain_stages(T*, const T*, std::int64_t, int, int);               \
+  template <class T> void plain_columns(T*, std::int64_t, int, int);                        \
   }
 FWHT_DECLARE_ISA_KERNELS(generic)
 FWHT_DECLARE_ISA_KERNELS(avx2)

@@ -90,19 +90,33 @@ struct PlainStages {
     }
   }
 
-  // Stages [s, s + RLog) (stride 2^s >= lanes) on every block of 2^(s + RLog) elements of x[0, len).
+  // Stages [s, s + RLog) (stride 2^s >= lanes) on columns [0, columns) of the 2^(s + RLog)-element
+  // block at x (rows 2^s apart).
   template <int RLog>
-  static void radix_pass(T* x, index len, int s) {
+  static void radix_columns(T* x, index columns, int s) {
     constexpr int R = 1 << RLog;
     const index h = index{1} << s;
-    for (index b = 0; b < len; b += R * h) {
-      for (index j = b; j < b + h; j += lanes) {
-        V v[R];
-        for (int r = 0; r < R; ++r) v[r] = O::load(x + j + r * h);
-        cross_stages<RLog>(v);
-        for (int r = 0; r < R; ++r) O::store(x + j + r * h, v[r]);
-      }
+    for (index j = 0; j < columns; j += lanes) {
+      V v[R];
+      for (int r = 0; r < R; ++r) v[r] = O::load(x + j + r * h);
+      cross_stages<RLog>(v);
+      for (int r = 0; r < R; ++r) O::store(x + j + r * h, v[r]);
     }
+  }
+
+  // Stages [s, s + RLog) on every block of 2^(s + RLog) elements of x[0, len).
+  template <int RLog>
+  static void radix_pass(T* x, index len, int s) {
+    const index h = index{1} << s;
+    for (index b = 0; b < len; b += (index{1} << RLog) * h) radix_columns<RLog>(x + b, h, s);
+  }
+
+  static void columns(T* x, index count, int s, int r) {
+    if constexpr (kMaxRadixLog >= 4)
+      if (r == 4) return radix_columns<4>(x, count, s);
+    if (r == 3) return radix_columns<3>(x, count, s);
+    if (r == 2) return radix_columns<2>(x, count, s);
+    radix_columns<1>(x, count, s);
   }
 
   static void radix(T* x, index len, int s, int r) {
@@ -165,6 +179,13 @@ void plain_stages(T* x, const T* src, index len, int k0, int k1) {
     return;
   }
   P::run(x, src, len, k0, k1);
+}
+
+// The entry point of Kernels::plain_columns: stages [s, s + r) on columns [0, columns) of the
+// 2^(s+r)-element block at x (2^s >= lanes, columns a multiple of the lanes, r <= 3).
+template <class T>
+void plain_columns(T* x, index columns, int s, int r) {
+  PlainStages<T>::columns(x, columns, s, r);
 }
 
 }  // namespace fwht::cpu::FWHT_ISA

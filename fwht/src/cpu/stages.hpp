@@ -276,7 +276,9 @@ void alman_rao_stages(T* x, index len, int k0, int k1, int r, index prescale_off
 // Explicit instantiations, used by each stages_<isa>.cpp.
 #define FWHT_INSTANTIATE_FOLKLORE(T, St) template void folklore_stages<T, Stabilization::St>(T*, T*, index, int, int);
 #define FWHT_INSTANTIATE_ALMAN_RAO(T) template void alman_rao_stages<T>(T*, index, int, int, int, index);
-#define FWHT_INSTANTIATE_PLAIN(T) template void plain_stages<T>(T*, const T*, index, int, int);
+#define FWHT_INSTANTIATE_PLAIN(T)                                      \
+  template void plain_stages<T>(T*, const T*, index, int, int); \
+  template void plain_columns<T>(T*, index, int, int);
 #define FWHT_INSTANTIATE_FLOATING(T)     \
   FWHT_INSTANTIATE_FOLKLORE(T, none)     \
   FWHT_INSTANTIATE_FOLKLORE(T, kahan)    \
