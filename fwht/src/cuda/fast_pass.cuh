@@ -58,8 +58,8 @@ namespace fwht::cuda {
 // Blocks per SM the register allocation must allow (ptxas -v: no spills with these). With 64
 // elements per thread only first passes of plain float/integer compute fit 80 registers (3
 // blocks); strided passes and the rounded 16-bit compute type spill there and get 2. With 32, the
-// same first passes fit 64 registers (4 blocks; f16/bf16 2^7..2^10 batches 9-10% faster than at 3,
-// H200, bench/NOTES.md). Two planes of state (stabilized modes, Eps 4 and 5 only) double the state
+// same first passes fit 64 registers (4 blocks; f16/bf16 batches of 2^7..2^10 measured faster
+// than at 3). Two planes of state (stabilized modes, Eps 4 and 5 only) double the state
 // registers: 3 and 2 blocks. Paired 16-bit words (Pair16) keep the 16-bit bounds: with HADD2 in the
 // rounds, first passes of 64 words per thread spill 332-836 bytes at 80 registers (ptxas).
 template <int Eps, bool Three, int Planes = 1> struct FastBounds;

@@ -59,8 +59,8 @@ inline constexpr int kFastThreads = 256;
 // word of padding per 32 or 64), so a padded plane is 2^block_log + 2^(block_log - pad_shift)
 // words. Padded: blocks of 2^13, and blocks of 2^14 in single-pass plans. Other passes of 2^14
 // keep the XOR layout in 64 KiB: with padded 66.5 KiB first passes, the strided pass after them
-// measured 8-14% slower at 2^24 and 2^25 (H200, bench/NOTES.md; three such blocks need the
-// largest shared-memory carveout, which leaves 28 KB of L1 instead of 60, the likely cause).
+// measured slower at 2^24 and 2^25 (three such blocks need the largest shared-memory carveout,
+// which leaves 28 KB of L1 instead of 60, the likely cause).
 __host__ __device__ constexpr bool fast_padded(int block_log, bool single_pass) {
   return block_log == 13 || (block_log == 14 && single_pass);
 }

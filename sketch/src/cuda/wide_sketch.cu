@@ -137,8 +137,8 @@ __device__ __forceinline__ void place(std::uint32_t x, std::uint32_t code, unsig
 // itself is f32; with compute = storage (kEachOp) every butterfly output is rounded as well, the
 // CPU's Rounded16 arithmetic (an f32 add or subtract of two 16-bit values, rounded once).
 // Values are rounded in pairs: one packing conversion (F2FP) per pair and a widening per value;
-// single bf16 conversions compile to F2F, which runs on the slow conversion pipe (measured: bf16
-// 15% slower than f32 at n = 4096 with single conversions, bench/NOTES.md).
+// single bf16 conversions compile to F2F, which runs on the slow conversion pipe (bf16 measured
+// slower than f32 with single conversions).
 struct KeepF32 {
   static constexpr bool kEachOp = false;
   static __device__ __forceinline__ void apply(float&, float&) {}
