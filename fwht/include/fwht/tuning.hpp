@@ -52,7 +52,7 @@ struct Tuning {
   // storage, and for 2-byte storage in 2^14-element blocks; 2: through cp.async always.
   std::optional<int> stage_mode;
   // Passes after the first launched as programmatic dependents of the previous one (default:
-  // compute capability 9.0 and later).
+  // where the device has them, compute capability 9.0 and later; true cannot add them elsewhere).
   std::optional<bool> dependent_launch;
 };
 
