@@ -5,7 +5,7 @@
 // touching device memory. Every pass lets its dependents launch as soon as all its blocks are
 // resident (griddepcontrol.launch_dependents). What this saves is the launch gap between passes,
 // which matters for transforms of a few MiB (bench/RESULTS.md). Without the attribute (first passes,
-// PAGH_FWHT_CUDA_PDL=0) the wait returns at once and ordinary stream order applies.
+// Tuning::dependent_launch false) the wait returns at once and ordinary stream order applies.
 #pragma once
 
 #include <cuda_runtime.h>
