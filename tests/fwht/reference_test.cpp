@@ -312,7 +312,7 @@ TEST(Reference, WideCarryResumesFromTheQuantizedResidual) {
 
 // wide_onchip against binary128 (mean absolute error, N(0,1) inputs): with one stage group (n <=
 // 2^13) the output is the wide transform rounded once and beats Neumaier; every later group
-// boundary adds one rounding (bench/NOTES.md, v7), so from 2^14 on it is only required to beat the
+// boundary adds one rounding (bench/NOTES.md, "stabilized modes"), so from 2^14 on it is only required to beat the
 // plain transform clearly (it lands within ~1.25x of Neumaier there). wide_carry loses at most 2^-9
 // ulp per boundary, so it must beat Neumaier at every size.
 template <class T>

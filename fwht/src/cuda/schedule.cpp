@@ -96,7 +96,7 @@ std::vector<FastPass> cluster_schedule(int L, std::int64_t total, int storage_by
   // blocks). Two passes of 14 + c1 stages in clusters of 2^c1, then 10 stages on rows of 2^4
   // columns (64 bytes of f32), win at 2^25..2^27 (c1 = 1, 2, 3); 2^24 keeps 14 + 10, and from 2^28
   // (c1 would be 4, or clusters on the second pass too) the three fused groups stay faster
-  // (bench/NOTES.md, fwht-cuda).
+  // (bench/NOTES.md, "cluster passes").
   constexpr int kSingleMinLog = 21;  // one cluster pass for >= 2^21 elements in all
   if (cmax == 0 || L <= kBlock) return {};
   FastPass first;

@@ -58,7 +58,7 @@ Schedule make_schedule(std::int64_t n, std::int64_t batch, int compute_bytes, bo
 // With max_cluster_log > 0 (plain modes on a device with thread-block clusters) passes may also be
 // cluster passes (cluster_pass.cuh: cluster_log > 0, blocks of 2^14 elements, g counting the
 // cluster_log stages applied across the cluster). Two passes of these shapes reach 2^31; the
-// defaults take them only where they measured faster (bench/NOTES.md, fwht-cuda):
+// defaults take them only where they measured faster (bench/NOTES.md, "cluster passes"):
 // - 2^15..2^(14 + max_cluster_log) with >= 2^21 elements in all: one cluster pass, 2^(L - 14)
 //   blocks per tile (smaller batches: the two plain passes);
 // - 2^18..2^24: the two plain passes (14 stages + a strided pass of up to 10);

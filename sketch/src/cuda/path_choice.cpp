@@ -13,7 +13,7 @@ namespace {
 constexpr const char* kWhere = "pagh::cuda::compress";
 
 // The wide kernel replaces the slice and cluster kernels for 2^14 <= b <= 2^17 and lines that fit
-// its layout (bench/NOTES.md, sketch-cuda).
+// its layout (bench/NOTES.md, "wide kernel").
 bool wide_applies(int log2b, std::int64_t m, std::int64_t p, const PathTuning& tuning) {
   return tuning.wide.value_or(true) && log2b >= kWideLog && log2b <= kWideMaxLog && m <= kWideMaxLine && p <= kWideMaxLine;
 }

@@ -1,4 +1,4 @@
-// The wide sketch kernel: the fused path's kernel for b = 2^14..2^17 (bench/NOTES.md "sketch-cuda
+// The wide sketch kernel: the fused path's kernel for b = 2^14..2^17 (bench/NOTES.md "sketch CUDA:
 // wide kernel"). A block of 512 threads owns one wide slice of 2^14 output buckets, one
 // repetition and one group of k; per k it folds column k of A and row k of B into two shared
 // buffers of 2^14 floats (as fused_sketch.cu folds into 2^12: the top log2(b) - 14 stages become
