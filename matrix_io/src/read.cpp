@@ -74,9 +74,11 @@ SparseMatrix<Scalar, StorageIndex> read_sparse_after_preamble(TextSource& source
       !reason.empty())
     refuse(preamble, reason);
   auto body = read_body<Scalar, StorageIndex>(source, preamble, rest, options);
-  if (coordinate) return assemble_sparse<Scalar, StorageIndex>(header, body.chunks(), preamble.name(), options.max_result_bytes);
+  if (coordinate)
+    return assemble_sparse<Scalar, StorageIndex>(header, body.chunks(), preamble.name(), options.max_result_bytes,
+                                                 body.threads());
   auto entries = array_as_entries(header, body.chunks());
-  return assemble_sparse<Scalar, StorageIndex>(header, entries, preamble.name(), options.max_result_bytes);
+  return assemble_sparse<Scalar, StorageIndex>(header, entries, preamble.name(), options.max_result_bytes, body.threads());
 }
 
 template <class Scalar, class StorageIndex>

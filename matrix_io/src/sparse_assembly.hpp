@@ -1,8 +1,12 @@
 // Building a compressed-column Eigen::SparseMatrix from entries in file order (the chunks of
-// chunked_body.hpp, in order): symmetric and
-// skew-symmetric entries are mirrored, duplicates summed in file order (so the result does not depend
-// on anything but the file), rows sorted within each column. Works in the result's own arrays plus
-// one column of scratch; memory never depends on the number of rows.
+// chunked_body.hpp, in order): symmetric and skew-symmetric entries are mirrored, duplicates summed
+// in file order (so the result does not depend on anything but the file), rows sorted within each
+// column. Works in the result's own arrays plus one column of scratch per thread.
+//
+// In parallel, with the same result bit for bit on any thread count: each thread owns a range of
+// columns and walks all entries in file order, counting and then placing only those of its columns
+// (so each column receives its entries in file order, as one thread would place them); columns are
+// then sorted and their duplicates summed independently.
 #pragma once
 
 #include <algorithm>
@@ -17,10 +21,99 @@
 
 namespace pagh::matrix_io::detail {
 
+// Calls visit(column, row, value) for every entry of the chunks in file order, and for the mirror
+// of every off-diagonal entry of a symmetric or skew-symmetric file right after it, but only for
+// columns in [lo, hi).
+template <class Scalar, class Index, class Visit>
+void for_each_in_columns(const std::vector<Chunk<Scalar, Index>>& chunks, bool mirror, bool negate_mirror, Index lo,
+                         Index hi, Visit&& visit) {
+  for (const auto& list : chunks) {
+    const std::size_t count = list.values.size();
+    for (std::size_t k = 0; k < count; ++k) {
+      const Index row = list.rows[k], col = list.cols[k];
+      if (col >= lo && col < hi) visit(col, row, list.values[k]);
+      if (mirror && row != col && row >= lo && row < hi) visit(row, col, negate_mirror ? -list.values[k] : list.values[k]);
+    }
+  }
+}
+
+// Sorts column [begin, end) by row (stable: equal rows keep file order) and sums duplicates into the
+// column's first positions; returns how many distinct rows remain. Files are often sorted already,
+// so it checks first and copies only unsorted columns.
+template <class Scalar, class Index>
+Index sort_and_sum_column(Index* inner, Scalar* values, Index begin, Index end, std::vector<std::pair<Index, Scalar>>& scratch) {
+  bool sorted = true, strictly = true;
+  for (Index t = begin + 1; t < end; ++t) {
+    if (inner[t] <= inner[t - 1]) {
+      strictly = false;
+      if (inner[t] < inner[t - 1]) {
+        sorted = false;
+        break;
+      }
+    }
+  }
+  if (strictly) return end - begin;
+  if (!sorted && end - begin <= 32) {
+    // Short columns (the common case): insertion sort in place, stable, no copy.
+    for (Index t = begin + 1; t < end; ++t) {
+      const Index row = inner[t];
+      const Scalar value = values[t];
+      Index u = t;
+      for (; u > begin && inner[u - 1] > row; --u) {
+        inner[u] = inner[u - 1];
+        values[u] = values[u - 1];
+      }
+      inner[u] = row;
+      values[u] = value;
+    }
+  } else if (!sorted) {
+    scratch.clear();
+    for (Index t = begin; t < end; ++t) scratch.emplace_back(inner[t], values[t]);
+    std::stable_sort(scratch.begin(), scratch.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (Index t = begin; t < end; ++t) {
+      inner[t] = scratch[static_cast<std::size_t>(t - begin)].first;
+      values[t] = scratch[static_cast<std::size_t>(t - begin)].second;
+    }
+  }
+  Index write = begin;
+  for (Index t = begin; t < end; ++t) {
+    if (write > begin && inner[write - 1] == inner[t]) {
+      values[write - 1] += values[t];
+    } else {
+      inner[write] = inner[t];
+      values[write] = values[t];
+      ++write;
+    }
+  }
+  return write - begin;
+}
+
+// Moves each column's first length(j) entries down to follow the previous column's, column by
+// column; length(j) is called before column j moves (it may sort and sum the column in place).
+template <class Scalar, class Index, class Length>
+void close_gaps(SparseMatrix<Scalar, Index>& matrix, Length&& length) {
+  Index* const outer = matrix.outerIndexPtr();
+  Index* const inner = matrix.innerIndexPtr();
+  Scalar* const values = matrix.valuePtr();
+  const auto cols = static_cast<Index>(matrix.cols());
+  Index write = 0;
+  for (Index j = 0; j < cols; ++j) {
+    const Index begin = outer[j], kept = length(j);
+    if (write != begin) {
+      std::move(inner + begin, inner + begin + kept, inner + write);
+      std::move(values + begin, values + begin + kept, values + write);
+    }
+    outer[j] = write;
+    write += kept;
+  }
+  outer[cols] = write;
+  matrix.resizeNonZeros(write);
+}
+
 template <class Scalar, class StorageIndex>
 SparseMatrix<Scalar, StorageIndex> assemble_sparse(const Header& header,
                                                    std::vector<Chunk<Scalar, StorageIndex>>& chunks,
-                                                   const std::string& name, std::size_t max_result_bytes) {
+                                                   const std::string& name, std::size_t max_result_bytes, int threads) {
   using Index = StorageIndex;
   const bool mirror = header.symmetry != Symmetry::general;
   const bool negate_mirror = header.symmetry == Symmetry::skew_symmetric;
@@ -36,83 +129,53 @@ SparseMatrix<Scalar, StorageIndex> assemble_sparse(const Header& header,
   SparseMatrix<Scalar, Index> matrix(header.rows, header.cols);  // column pointers start at zero
   Index* const outer = matrix.outerIndexPtr();
   const Index cols = static_cast<Index>(header.cols);
+  // Each part walks every entry: worth it only with enough entries per part.
+  const int parts = static_cast<int>(std::clamp<std::uint64_t>(
+      std::min<std::uint64_t>(total / (std::uint64_t{1} << 16), static_cast<std::uint64_t>(cols)), 1,
+      static_cast<std::uint64_t>(threads)));
+  const auto part_begin = [&](int p) { return static_cast<Index>(static_cast<std::int64_t>(cols) * p / parts); };
 
-  // Count per column into outer[j + 1], turn counts into starts, then scatter using outer[j] as the
+  // Count per column into outer[j + 1], turn counts into starts, then place using outer[j] as the
   // insertion cursor of column j (afterwards outer[j] is the end of column j; shift back by one).
-  for (const auto& list : chunks) {
-    for (std::size_t k = 0; k < list.values.size(); ++k) {
-      ++outer[list.cols[k] + 1];
-      if (mirror && list.rows[k] != list.cols[k]) ++outer[list.rows[k] + 1];
-    }
-  }
+#pragma omp parallel for num_threads(parts) schedule(static, 1) if (parts > 1)
+  for (int p = 0; p < parts; ++p)
+    for_each_in_columns(chunks, mirror, negate_mirror, part_begin(p), part_begin(p + 1),
+                        [&](Index col, Index, Scalar) { ++outer[col + 1]; });
   for (Index j = 0; j < cols; ++j) outer[j + 1] += outer[j];
   matrix.resizeNonZeros(static_cast<Eigen::Index>(total));
   Index* const inner = matrix.innerIndexPtr();
   Scalar* const values = matrix.valuePtr();
-  for (auto& list : chunks) {
-    for (std::size_t k = 0; k < list.values.size(); ++k) {
-      const Index row = list.rows[k], col = list.cols[k];
-      const Scalar value = list.values[k];
-      Index at = outer[col]++;
+#pragma omp parallel for num_threads(parts) schedule(static, 1) if (parts > 1)
+  for (int p = 0; p < parts; ++p)
+    for_each_in_columns(chunks, mirror, negate_mirror, part_begin(p), part_begin(p + 1), [&](Index col, Index row, Scalar value) {
+      const Index at = outer[col]++;
       inner[at] = row;
       values[at] = value;
-      if (mirror && row != col) {
-        at = outer[row]++;
-        inner[at] = col;
-        values[at] = negate_mirror ? -value : value;
-      }
-    }
-    list = {};  // release each chunk's entries before sorting
-  }
+    });
   for (Index j = cols; j > 0; --j) outer[j] = outer[j - 1];
   outer[0] = 0;
+  for (auto& list : chunks) list = {};  // release the entries before sorting
 
-  // Sort each column by row (stable: equal rows keep file order) and sum duplicates, compacting in
-  // place. Files are often sorted already, so check first and copy only unsorted columns.
-  std::vector<std::pair<Index, Scalar>> scratch;
-  Index write = 0;
-  Index begin = 0;
-  for (Index j = 0; j < cols; ++j) {
-    const Index end = outer[j + 1];
-    bool sorted = true, strictly = true;
-    for (Index t = begin + 1; t < end; ++t) {
-      if (inner[t] <= inner[t - 1]) {
-        strictly = false;
-        if (inner[t] < inner[t - 1]) {
-          sorted = false;
-          break;
-        }
+  // Sort and sum every column where it is; then close the gaps left by summed duplicates. In
+  // parallel only when the columns are not far more than the entries (kept costs one index a column).
+  if (parts > 1 && static_cast<std::uint64_t>(cols) <= total) {
+    std::vector<Index> kept(static_cast<std::size_t>(cols));
+    std::uint64_t kept_total = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : kept_total)
+    {
+      std::vector<std::pair<Index, Scalar>> scratch;
+#pragma omp for schedule(dynamic, 1024)
+      for (Index j = 0; j < cols; ++j) {
+        kept[static_cast<std::size_t>(j)] = sort_and_sum_column(inner, values, outer[j], outer[j + 1], scratch);
+        kept_total += static_cast<std::uint64_t>(kept[static_cast<std::size_t>(j)]);
       }
     }
-    if (!sorted) {
-      scratch.clear();
-      for (Index t = begin; t < end; ++t) scratch.emplace_back(inner[t], values[t]);
-      std::stable_sort(scratch.begin(), scratch.end(),
-                       [](const auto& a, const auto& b) { return a.first < b.first; });
-      for (Index t = begin; t < end; ++t) {
-        inner[t] = scratch[static_cast<std::size_t>(t - begin)].first;
-        values[t] = scratch[static_cast<std::size_t>(t - begin)].second;
-      }
-    }
-    const Index column_start = write;
-    outer[j] = column_start;
-    if (strictly && write == begin) {
-      write = end;  // nothing to merge or move
-    } else {
-      for (Index t = begin; t < end; ++t) {
-        if (write > column_start && inner[write - 1] == inner[t]) {
-          values[write - 1] += values[t];
-        } else {
-          inner[write] = inner[t];
-          values[write] = values[t];
-          ++write;
-        }
-      }
-    }
-    begin = end;
+    if (kept_total == total) return matrix;
+    close_gaps(matrix, [&](Index j) { return kept[static_cast<std::size_t>(j)]; });
+    return matrix;
   }
-  outer[cols] = write;
-  matrix.resizeNonZeros(write);
+  std::vector<std::pair<Index, Scalar>> scratch;
+  close_gaps(matrix, [&](Index j) { return sort_and_sum_column(inner, values, outer[j], outer[j + 1], scratch); });
   return matrix;
 }
 

@@ -305,6 +305,21 @@ TEST(MatrixIoChunked, OneThreadAndManyThreadsGiveIdenticalResults) {
   EXPECT_EQ(outcome(text, chunked(0, 5)), expected);
   EXPECT_EQ(outcome(text, chunked(0, 0)), expected);
 
+  // Symmetric and skew-symmetric coordinate files with duplicates: mirrored entries and summed
+  // duplicates placed by several threads in parallel assembly.
+  for (const std::string symmetry : {"symmetric", "skew-symmetric"}) {
+    std::string mirrored = "%%MatrixMarket matrix coordinate real " + symmetry + "\n2000 2000 300000\n";
+    for (int k = 0; k < 300000; ++k) {
+      const std::uint64_t i = 1 + rng() % 2000, j = 1 + rng() % 2000;
+      mirrored += std::to_string(i) + " " + std::to_string(i == j ? (j % 2000) + 1 : j) + " " +
+                  std::to_string(static_cast<int>(rng() % 19) - 9) + ".25\n";
+    }
+    const Outcome expected_mirrored = outcome(mirrored, chunked(0, 1));
+    ASSERT_FALSE(has_error(expected_mirrored[1])) << expected_mirrored[1];
+    EXPECT_EQ(outcome(mirrored, chunked(0, 2)), expected_mirrored) << symmetry;
+    EXPECT_EQ(outcome(mirrored, chunked(0, 7)), expected_mirrored) << symmetry;
+  }
+
   std::string array = "%%MatrixMarket matrix array real symmetric\n1000 1000\n";
   for (int k = 0; k < 1000 * 1001 / 2; ++k) array += std::to_string(static_cast<int>(rng() % 2001) - 1000) + "e-3\n";
   const Outcome expected_array = outcome(array, chunked(0, 1));
