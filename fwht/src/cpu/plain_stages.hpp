@@ -112,19 +112,21 @@ struct PlainStages {
   }
 
   static void columns(T* x, index count, int s, int r) {
+    with_radix(r, [&]<int RLog>() { radix_columns<RLog>(x, count, s); });
+  }
+
+  // Calls f.template operator()<r>() for a run-time r in 1..kMaxRadixLog.
+  template <class F>
+  static void with_radix(int r, F&& f) {
     if constexpr (kMaxRadixLog >= 4)
-      if (r == 4) return radix_columns<4>(x, count, s);
-    if (r == 3) return radix_columns<3>(x, count, s);
-    if (r == 2) return radix_columns<2>(x, count, s);
-    radix_columns<1>(x, count, s);
+      if (r == 4) return f.template operator()<4>();
+    if (r == 3) return f.template operator()<3>();
+    if (r == 2) return f.template operator()<2>();
+    f.template operator()<1>();
   }
 
   static void radix(T* x, index len, int s, int r) {
-    if constexpr (kMaxRadixLog >= 4)
-      if (r == 4) return radix_pass<4>(x, len, s);
-    if (r == 3) return radix_pass<3>(x, len, s);
-    if (r == 2) return radix_pass<2>(x, len, s);
-    radix_pass<1>(x, len, s);
+    with_radix(r, [&]<int RLog>() { radix_pass<RLog>(x, len, s); });
   }
 
   // The largest group of at most max_log stages that splits `count` stages into the fewest passes as
