@@ -14,7 +14,7 @@ StudyPreset study_preset(const std::string& name) {
   if (name == "smoke") return {"smoke", 48, 1, {2, 8}, {1, 3}, all_precisions, 10};
   if (name == "default") return {"default", 384, 3, {1, 2, 4, 8, 16}, {1, 3, 5, 9}, all_precisions, 10};
   if (name == "large") return {"large", 4096, 5, {1, 2, 4, 8, 16, 32}, {1, 3, 5, 9, 15}, all_precisions, 100};
-  usage_error("--preset", "unknown preset '" + name + "' (expected smoke, default or large)");
+  usage_error("--preset", "unknown preset '" + name + "' (expected smoke, default, large or real)");
 }
 
 std::vector<StudyConfig> study_configs(const StudyPreset& preset) {

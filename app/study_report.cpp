@@ -1,14 +1,8 @@
 #include "study_report.hpp"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <tuple>
@@ -16,26 +10,15 @@
 #include "common_options.hpp"
 #include "output_files.hpp"
 #include "study_plot_script.hpp"  // generated from study_plot.py: kStudyPlotScript
-
-extern char** environ;
+#include "study_numbers.hpp"
+#include "study_python.hpp"
 
 namespace pagh_mm {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string g(double v, const char* pattern = "%.6g") {
-  char text[64];
-  std::snprintf(text, sizeof text, pattern, v);
-  return text;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return NAN;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+std::string g(double v, const char* pattern = "%.6g") { return formatted(v, pattern); }
 
 // A configuration's name in tables: the column it belongs to in the precision table.
 std::string arithmetic_column(const StudyConfig& c) {
@@ -173,43 +156,13 @@ std::string study_summary_markdown(const StudyContext& ctx, const std::vector<St
   return md.str();
 }
 
-PlotResult draw_study_plots(const fs::path& directory) {
+PlotResult draw_study_plots(const fs::path& directory, const std::string& python) {
   PlotResult result;
-  const fs::path script = directory / (".study_plot-" + std::to_string(::getpid()) + ".py");
-  const fs::path log = directory / (".study_plot-" + std::to_string(::getpid()) + ".log");
-  {
-    std::ofstream out(script);
-    out << kStudyPlotScript;
-    if (!out) return {{}, "cannot write the plot script into " + directory.string()};
-  }
-  // Debian's python3 first: a python earlier on PATH (pyenv, a venv) may lack matplotlib.
-  const std::string python = ::access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
-  const std::string csv = (directory / "results.csv").string();
-  std::vector<std::string> words = {python, script.string(), csv, directory.string()};
-  std::vector<char*> argv;
-  for (auto& w : words) argv.push_back(w.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  pid_t pid = 0;
-  const int spawned = posix_spawnp(&pid, python.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  int status = 0;
-  if (spawned == 0) waitpid(pid, &status, 0);
-  std::string last_line;
-  {
-    std::ifstream in(log);
-    for (std::string line; std::getline(in, line);)
-      if (!line.empty()) last_line = line;
-  }
-  std::error_code ignored;
-  fs::remove(script, ignored);
-  fs::remove(log, ignored);
-  if (spawned != 0) return {{}, "python3 was not found"};
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    return {{}, last_line.empty() ? "the plot script failed" : "the plot script said: " + last_line};
+  const ScriptRun run = run_python_script(python, kStudyPlotScript, "study_plot", {(directory / "results.csv").string(), directory.string()},
+                                          directory);
+  if (!run.started) return {{}, run.last_line};
+  if (run.exit_status != 0)
+    return {{}, run.last_line.empty() ? "the plot script failed" : "the plot script said: " + run.last_line};
   for (const char* name : {"error_vs_pad.png", "recall_vs_pad.png", "precision.png"})
     if (fs::exists(directory / name)) result.files.push_back(name);
   if (result.files.empty()) result.note = "the plot script wrote no PNG";

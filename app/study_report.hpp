@@ -44,7 +44,7 @@ struct PlotResult {
   std::vector<std::string> files;  // PNG names in the directory, when drawn
   std::string note;                // why plots were skipped, or empty
 };
-// Runs the embedded plot script with python3 on results.csv in `directory`.
-PlotResult draw_study_plots(const std::filesystem::path& directory);
+// Runs the embedded plot script with `python` on results.csv in `directory`.
+PlotResult draw_study_plots(const std::filesystem::path& directory, const std::string& python);
 
 }  // namespace pagh_mm

@@ -1,5 +1,7 @@
-// pagh-mm generate (the synthetic workloads as files) and pagh-mm study (CSV, markdown, plots).
+// pagh-mm generate (the synthetic workloads as files) and pagh-mm study (CSV, markdown, plots;
+// the real-data preset).
 #include <fstream>
+#include <map>
 
 #include "cli_test_support.hpp"
 #include "matrix_io/read.hpp"
@@ -130,6 +132,116 @@ TEST_F(Cli, StudyWithoutPlotsSaysSoAndRefusesBadOptions) {
   const Result out = run({"study", "--preset", "smoke", "--out", "file/sub"});
   EXPECT_EQ(out.status, 73);
   expect_one_line_error(out, {"--out file/sub", "cannot create directory"});
+}
+
+
+// --preset real builds its workloads from packages the CI machine need not have (python3-sklearn,
+// r-cran-matrix are large): each test below runs what this machine has and skips, saying which
+// package is missing, what it cannot run.
+bool python_imports(const std::string& module) {
+  return std::system(("/usr/bin/python3 -c 'import " + module + "' >/dev/null 2>&1").c_str()) == 0;
+}
+
+bool r_matrix_has(const std::string& file) {
+  for (const char* dir : {"/usr/lib/R/library/Matrix/external", "/usr/lib/R/site-library/Matrix/external",
+                          "/usr/local/lib/R/site-library/Matrix/external"})
+    if (fs::exists(fs::path(dir) / file)) return true;
+  return false;
+}
+
+TEST_F(Cli, StudyRealPresetRunsWhatIsInstalledAndWritesItsRows) {
+  if (!python_imports("scipy")) GTEST_SKIP() << "python3-scipy is not installed: no real-data workload can be built";
+  const bool sklearn = python_imports("sklearn"), pores = r_matrix_has("pores_1.mtx");
+  const Result r = run({"study", "--preset", "real", "--workloads", "digits-gram,pores_1-square", "--seeds", "1", "--out", "real",
+                        "--progress", "never"});
+  if (!sklearn && !pores) {
+    EXPECT_EQ(r.status, 69);
+    expect_one_line_error(r, {"study --preset real: no workload could be built"});
+    EXPECT_FALSE(fs::exists(work("real/results.csv")));
+    GTEST_SKIP() << "neither python3-sklearn nor r-cran-matrix is installed: checked the refusal only";
+  }
+  ASSERT_EQ(r.status, 0) << r.err;
+  // A missing package's workload is skipped with a note naming the package; nothing else on stderr.
+  for (const auto& line : lines_of(r.err)) EXPECT_NE(line.find("pagh-mm: study: skipped "), std::string::npos) << line;
+  if (sklearn) EXPECT_EQ(r.err.find("digits-gram"), std::string::npos) << r.err;
+  if (pores) EXPECT_EQ(r.err.find("pores_1-square"), std::string::npos) << r.err;
+  if (!sklearn) EXPECT_NE(r.err.find("python3-sklearn"), std::string::npos) << r.err;
+  if (!pores) EXPECT_NE(r.err.find("r-cran-matrix"), std::string::npos) << r.err;
+
+  // Pads 8 and 64, one seed: two rows per workload that ran, with the data's own shapes.
+  const auto csv = lines_of(slurp(work("real/results.csv")));
+  ASSERT_EQ(csv.size(), 1u + 2u * (sklearn + pores));
+  EXPECT_EQ(csv[0].rfind("workload,m,k,p,seed,pad,buckets,sketches,recall_at_10,recall_at_50,coverage_top_10,", 0), 0u) << csv[0];
+  const std::map<std::string, std::string> shapes = {{"digits-gram", "64,1797,64"}, {"pores_1-square", "30,30,30"}};
+  std::map<std::string, int> rows;
+  for (std::size_t i = 1; i < csv.size(); ++i) {
+    EXPECT_EQ(std::count(csv[i].begin(), csv[i].end(), ','), std::count(csv[0].begin(), csv[0].end(), ',')) << csv[i];
+    const std::string name = csv[i].substr(0, csv[i].find(','));
+    ASSERT_TRUE(shapes.count(name)) << csv[i];
+    EXPECT_EQ(csv[i].find(name + "," + shapes.at(name) + ",1,"), 0u) << csv[i];
+    EXPECT_TRUE(csv[i].find(",sketch,") != std::string::npos || csv[i].find(",exact,") != std::string::npos) << csv[i];
+    ++rows[name];
+  }
+  if (sklearn) EXPECT_EQ(rows["digits-gram"], 2);
+  if (pores) EXPECT_EQ(rows["pores_1-square"], 2);
+  EXPECT_TRUE(fs::exists(work(sklearn ? "real/data/digits-gram.a.mtx" : "real/data/pores_1-square.a.mtx")));
+
+  const std::string md = slurp(work("real/summary.md"));
+  for (const char* s : {"# pagh-mm accuracy study: preset `real`", "## Workloads", "## Results", "## Targets at the default size (pad 8, d 3)"})
+    EXPECT_NE(md.find(s), std::string::npos) << s;
+  if (!sklearn) EXPECT_NE(md.find("| digits-gram | skipped: "), std::string::npos) << md;
+  EXPECT_NE(r.out.find("study real: " + std::to_string(csv.size() - 1) + " runs"), std::string::npos) << r.out;
+  // Nothing left behind but the results and the data (no temporary script, log or manifest).
+  for (const char* dir : {"real", "real/data"})
+    for (const auto& e : fs::directory_iterator(work(dir))) EXPECT_NE(e.path().filename().string()[0], '.') << e.path();
+}
+
+// A python3 whose packages are hidden from the data helper, to see the missing-package paths on a
+// machine that has them: without site-packages (no numpy, no scipy), or with `module` unimportable.
+std::string python_without(const fs::path& wrapper, const std::string& module) {
+  std::ofstream(wrapper) << (module.empty() ? "#!/bin/sh\nexec /usr/bin/python3 -S \"$@\"\n"
+                                            : "#!/bin/sh\nexec /usr/bin/python3 -c \"import sys; sys.modules['" + module +
+                                                  "'] = None; sys.argv = sys.argv[1:]; exec(open(sys.argv[0]).read())\" \"$@\"\n");
+  fs::permissions(wrapper, fs::perms::owner_all);
+  return wrapper.string();
+}
+
+TEST_F(Cli, StudyRealPresetSkipsWhatIsMissing) {
+  if (!python_imports("scipy")) GTEST_SKIP() << "python3-scipy is not installed";
+  const Result none = run({"study", "--preset", "real", "--python", python_without(work("no-site"), ""), "--out", "n"});
+  EXPECT_EQ(none.status, 69);
+  expect_one_line_error(none, {"study --preset real: python3-numpy and python3-scipy are needed", "python3-scipy"});
+  EXPECT_FALSE(fs::exists(work("n/results.csv")));
+  if (!r_matrix_has("pores_1.mtx")) GTEST_SKIP() << "r-cran-matrix is not installed: the partial run is not checked";
+  const Result partial = run({"study", "--preset", "real", "--python", python_without(work("no-sklearn"), "sklearn"), "--workloads",
+                              "digits-gram,pores_1-square", "--seeds", "1", "--out", "p", "--progress", "never"});
+  ASSERT_EQ(partial.status, 0) << partial.err;
+  EXPECT_EQ(partial.err, "pagh-mm: study: skipped digits-gram: scikit-learn is not installed (Debian: python3-sklearn)\n");
+  EXPECT_NE(partial.out.find("study real: 2 runs of 1 workloads (1 skipped)"), std::string::npos) << partial.out;
+  const auto csv = lines_of(slurp(work("p/results.csv")));
+  ASSERT_EQ(csv.size(), 3u);
+  EXPECT_EQ(csv[1].rfind("pores_1-square,30,30,30,1,8,", 0), 0u) << csv[1];
+  EXPECT_NE(slurp(work("p/summary.md")).find("| digits-gram | skipped: scikit-learn is not installed"), std::string::npos);
+  // Only skipped workloads: nothing ran, so the study fails, naming why.
+  const Result nothing = run({"study", "--preset", "real", "--python", work("no-sklearn").string(), "--workloads", "digits-gram",
+                              "--out", "q", "--progress", "never"});
+  EXPECT_EQ(nothing.status, 69);
+  expect_one_line_error(nothing, {"study --preset real: no workload could be built (scikit-learn is not installed"});
+  EXPECT_FALSE(fs::exists(work("q/results.csv")));
+}
+
+TEST_F(Cli, StudyRealPresetRefusesWhatItCannotRun) {
+  const Result python = run({"study", "--preset", "real", "--python", "/nonexistent/python3", "--out", "r"});
+  EXPECT_EQ(python.status, 69);
+  expect_one_line_error(python, {"--python /nonexistent/python3: cannot be run"});
+  EXPECT_FALSE(fs::exists(work("r/results.csv")));
+  const Result cuda = run({"study", "--preset", "real", "--backend", "cuda", "--out", "r"});
+  EXPECT_EQ(cuda.status, 64);
+  expect_one_line_error(cuda, {"--backend: the real preset runs on the CPU"});
+  if (!fs::exists("/usr/bin/python3")) GTEST_SKIP() << "no /usr/bin/python3: the data helper's name check is not run";
+  const Result name = run({"study", "--preset", "real", "--workloads", "digits-gram,nope", "--out", "r"});
+  EXPECT_EQ(name.status, 64);
+  expect_one_line_error(name, {"--workloads: unknown workload 'nope' (expected digits-gram, "});
 }
 
 }  // namespace
