@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "inputs.hpp"
 #include "matrix_io/write.hpp"
+#include "known_diagonal.hpp"
 #include "method_choice.hpp"
 #include "multiply_memory.hpp"
 #include "multiply_options.hpp"
@@ -147,7 +148,8 @@ int run_exact(const MultiplyOptions& o, SketchBackend& backend, const InputMatri
     std::vector<mio::Entry> entries;
     for (const auto& e : selected) entries.push_back({e.row, e.col, e.value});
     try {
-      mio::write_matrix_market(matrix_staging, a.rows(), b.cols(), entries, w);
+      if (is_npy_path(o.output_path)) write_entries_npy(matrix_staging, entries);
+      else mio::write_matrix_market(matrix_staging, a.rows(), b.cols(), entries, w);
     } catch (const mio::MatrixMarketError& e) {
       throw CliError(classify_write_failure(e.reason()), "-o " + o.output_path, e.reason());
     }
@@ -240,7 +242,7 @@ int run_multiply(const std::vector<std::string>& args) {
   if (report.method.exact()) return run_exact(o, backend, a, b, outputs, matrix_staging, progress, stage, stages, report, start);
 
   progress.stage(++stage, stages, "sketching");
-  const pagh::CompressedProduct product = compress_within_memory(backend, a, b, o);
+  pagh::CompressedProduct product = compress_within_memory(backend, a, b, o);
   report.product = &product;
   // Storage precisions narrower than the data overflow to inf/NaN; say so instead of printing NaN.
   if (!std::isfinite(product.frobenius_estimate()))
@@ -256,11 +258,27 @@ int run_multiply(const std::vector<std::string>& args) {
 
   progress.stage(++stage, stages, "selecting entries");
   t = Clock::now();
+  // A saved sketch or the whole estimate stay the sketch of C itself: nothing is subtracted then.
+  // --verify checks the sketch of C unless the question is the off-diagonal product (--no-diagonal).
+  const bool keep_c = o.full || !o.sketch_path.empty() || (o.verify && !o.no_diagonal);
+  const KnownDiagonal diagonal = keep_c ? KnownDiagonal{.excluded = o.no_diagonal} : subtract_known_diagonal(product, a, b, o);
   pagh::RecoveryStats recovery;
-  const std::vector<pagh::Entry> selected = select_entries(backend, product, o, recovery);
+  std::vector<pagh::Entry> selected;
+  if (diagonal.subtracted) {
+    selected = select_with_known_diagonal(product, diagonal, o, recovery);  // the host sketch holds the subtraction
+  } else {
+    selected = select_entries(backend, product, o, recovery);
+    if (diagonal.excluded) std::erase_if(selected, [](const pagh::Entry& e) { return e.row == e.col; });
+  }
   report.select_ms = ms_since(t);
+  report.diagonal_subtracted = diagonal.subtracted;
+  report.diagonal_share = diagonal.energy_share;
+  if (diag.verbose() && diagonal.subtracted)
+    std::fprintf(stderr, "pagh-mm: the exact diagonal (%.3g of ||C||_F^2) was subtracted from the sketch\n", diagonal.energy_share);
   const pagh::NoiseModel noise(product);
   report.entries = to_reported(selected, product, noise);
+  for (auto& e : report.entries)
+    if (diagonal.subtracted && e.row == e.col) mark_known(e);
   report.significance = assess_significance(product, noise, report.entries, recovery);
   report.selection.k = o.top;
   if (o.threshold) {
@@ -274,14 +292,23 @@ int run_multiply(const std::vector<std::string>& args) {
     if (sparse_verify) {
       const Eigen::SparseMatrix<double> exact = pagh::exact_sparse_product(std::get<1>(a.data), std::get<1>(b.data), &report.exact_ms);
       t = Clock::now();
-      report.metrics = pagh::verify(product, exact, o.top);
+      // The sketch estimates C minus what was subtracted: its metrics are against the same.
+      Eigen::SparseMatrix<double> estimated = exact;
+      if (diagonal.subtracted) {
+        for (const auto& e : diagonal.entries) estimated.coeffRef(e.row, e.col) -= e.value;
+        estimated.prune(0.0);
+      }
+      report.metrics = pagh::verify(product, estimated, o.top);
       report.verify_ms = ms_since(t);
       report.exact_method = "Eigen sparse product on the CPU";
       for (auto& e : report.entries) e.exact = exact.coeff(e.row - 1, e.col - 1);
     } else {
       const Eigen::MatrixXd exact = backend.exact_product(a.data, b.data, report.exact_ms);
       t = Clock::now();
-      report.metrics = pagh::verify(product, exact, o.top);
+      Eigen::MatrixXd estimated = exact;
+      if (diagonal.subtracted)
+        for (const auto& e : diagonal.entries) estimated(e.row, e.col) -= e.value;
+      report.metrics = pagh::verify(product, estimated, o.top);
       report.verify_ms = ms_since(t);
       report.exact_method = backend.exact_method();
       for (auto& e : report.entries) e.exact = exact(e.row - 1, e.col - 1);

@@ -58,6 +58,8 @@ std::optional<MultiplyOptions> parse_multiply_options(const std::vector<std::str
       ("method", po::value<std::string>()->value_name("auto|sketch|exact")->default_value("auto"),
        "exact: compute the product exactly and report its exact entries; sketch: always sketch; auto: exact when the cost "
        "model (sketch/method.hpp) says it is cheaper and fits in memory (--verify, --full and --save-sketch need a sketch)")
+      ("no-diagonal", "square products: report off-diagonal entries only (the diagonal, computed exactly, is always taken "
+                      "out of the sketch when it carries noticeable energy, as in Gram and covariance products)")
       ("verify", "also compute the exact product and report the error metrics")
       ("exhaustive", "select entries by evaluating all m*p estimates (the oracle; by default they are recovered from the "
                      "heavy buckets of the sketch, with the same answer)");
@@ -99,6 +101,7 @@ std::optional<MultiplyOptions> parse_multiply_options(const std::vector<std::str
   o.transpose_a = vm.count("transpose-a") > 0;
   o.verify = vm.count("verify") > 0;
   o.exhaustive = vm.count("exhaustive") > 0;
+  o.no_diagonal = vm.count("no-diagonal") > 0;
   const std::string method = vm["method"].as<std::string>();
   if (method == "auto") o.method = pagh::Method::automatic;
   else if (method == "sketch") o.method = pagh::Method::sketch;

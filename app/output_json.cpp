@@ -51,7 +51,7 @@ void write_entries(JsonWriter& j, const std::vector<ReportedEntry>& entries) {
     j.begin_object().member("row", e.row).member("col", e.col).member("estimate", e.estimate).member("spread", e.spread);
     j.member("interval_half_width", e.half_width).member("significant", e.significant);
     std::isfinite(e.z) ? j.member("z", e.z) : j.key("z").null();
-    j.member("noise_expected", e.noise_expected);
+    j.member("noise_expected", e.noise_expected).member("known", e.known);
     if (e.exact) j.member("exact", *e.exact);
     j.end_object();
   }
@@ -98,6 +98,7 @@ void print_multiply_json(const MultiplyReport& r, std::ostream& out) {
   j.key("method").begin_object().member("requested", r.method.requested).member("ran", r.method.ran);
   j.member("reason", r.method.reason).member("sketch_estimate_ms", r.method.sketch_estimate_ms);
   j.member("exact_estimate_ms", r.method.exact_estimate_ms).end_object();
+  j.key("diagonal").begin_object().member("subtracted", r.diagonal_subtracted).member("energy_share", r.diagonal_share).end_object();
   if (c) write_parameters(j, *c); else j.key("parameters").null();
   c ? j.member("seed", c->params().seed) : j.key("seed").null();
   j.key("backend").begin_object();
@@ -115,6 +116,7 @@ void print_multiply_json(const MultiplyReport& r, std::ostream& out) {
     j.begin_object();
     j.member("exact_method", r.exact_method);
     j.member("scope", m.all_entries ? "all entries" : "nonzeros of C and the reported top-k");
+    j.member("against", r.diagonal_subtracted ? "C minus its diagonal" : "C");
     j.member("relative_frobenius_error", m.relative_frobenius_error).member("max_abs_error", m.max_abs_error);
     j.member("max_error_in_sigmas", m.max_error_in_sigmas).member("frobenius_exact", m.frobenius_exact);
     j.member("frobenius_estimate", m.frobenius_estimate).member("top_k", m.top_k);

@@ -29,7 +29,7 @@ void print_entry_table(const std::vector<ReportedEntry>& entries, bool with_rank
   for (const auto& e : entries) {
     if (with_rank) out << format("%5zu", ++rank);
     out << format("%7" PRId64 " %7" PRId64 " %14.6g %11.4g %7.3g %-6s %11.4g", e.row, e.col, e.estimate, e.half_width, e.z,
-                  e.significant ? "" : "noise", e.spread);
+                  e.known ? "exact" : e.significant ? "" : "noise", e.spread);
     if (with_exact) out << format(" %14.6g %11.4g", *e.exact, e.estimate - *e.exact);
     out << '\n';
   }
@@ -84,6 +84,9 @@ void print_multiply_text(const MultiplyReport& r, std::ostream& out) {
     out << format("%-9s %s: %" PRId64 " x %" PRId64 ", %s, %" PRId64 " stored entries\n", in == &r.a ? "A" : "B",
                   in->path.c_str(), in->rows, in->cols, in->representation.c_str(), in->stored_entries);
   out << "method    " << r.method.reason << '\n';
+  if (r.diagonal_subtracted)
+    out << format("diagonal  computed exactly and subtracted from the sketch (%.3g of ||C||_F^2); its entries are marked exact\n",
+                  r.diagonal_share);
   out << "backend   " << r.backend_name << ": " << r.backend_device << '\n';
   if (!r.product) {
     out << '\n' << (r.selection.kind == Selection::Kind::threshold ? std::to_string(r.entries.size()) + " entries with |value| >= " + number(*r.selection.threshold)
@@ -110,7 +113,7 @@ void print_multiply_text(const MultiplyReport& r, std::ostream& out) {
 
   if (r.metrics) {
     const auto& m = *r.metrics;
-    out << "\nverification against the exact product (" << r.exact_method << ", " << format("%.3g", r.exact_ms) << " ms):\n";
+    out << "\nverification against the exact product" << (r.diagonal_subtracted ? " minus its diagonal" : "") << " (" << r.exact_method << ", " << format("%.3g", r.exact_ms) << " ms):\n";
     const auto line = [&](const std::string& label, const std::string& value) {
       out << format("  %-28s %s\n", label.c_str(), value.c_str());
     };

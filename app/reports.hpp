@@ -31,8 +31,12 @@ struct ReportedEntry {
   double z = 0;                     // |estimate| / tail sigma (Significance::tail_sigma)
   double noise_expected = 0;        // pure-noise entries expected to agree as well among the m * p
   bool significant = true;          // noise_expected <= kFalsePositiveRate (exact answers: always)
+  bool known = false;               // computed exactly, not estimated (a subtracted diagonal entry)
   std::optional<double> exact;
 };
+
+// An entry whose value is known exactly: interval 0, significant.
+void mark_known(ReportedEntry& e);
 
 // The entries with their intervals and significance from the sketch's noise model
 // (sketch/noise_model.hpp); z uses the tail sigma, without the buckets of significant entries.
@@ -94,7 +98,9 @@ struct MultiplyReport {
   Selection selection;
   std::vector<ReportedEntry> entries;
   Significance significance;
-  std::optional<pagh::Metrics> metrics;
+  std::optional<pagh::Metrics> metrics;  // of the sketch, against C minus the subtracted diagonal
+  bool diagonal_subtracted = false;
+  double diagonal_share = 0;             // of ||C||_F^2
   std::string exact_method;
   double read_a_ms = 0, read_b_ms = 0, select_ms = 0, exact_ms = 0, verify_ms = 0, write_ms = 0, total_ms = 0;
   std::string output_path, output_format;  // -o and "coordinate" | "array"

@@ -26,13 +26,17 @@ std::vector<ReportedEntry> to_reported(const std::vector<pagh::Entry>& entries, 
   return out;
 }
 
+void mark_known(ReportedEntry& e) {
+  e.known = true, e.significant = true, e.half_width = 0, e.spread = 0, e.noise_expected = 0, e.z = INFINITY;
+}
+
 std::vector<ReportedEntry> to_reported_exact(const std::vector<pagh::Entry>& entries) {
   std::vector<ReportedEntry> out;
   out.reserve(entries.size());
   for (const auto& e : entries) {
     ReportedEntry r;
     r.row = e.row + 1, r.col = e.col + 1, r.estimate = e.value, r.exact = e.value;
-    r.z = INFINITY;
+    mark_known(r);
     out.push_back(r);
   }
   return out;

@@ -39,11 +39,28 @@ CompressedProduct::CompressedProduct(std::int64_t rows, std::int64_t cols, std::
       timings_(timings) {
   if (sketches_.size() != static_cast<std::size_t>(tables_.buckets * tables_.repetitions))
     throw Error("pagh::CompressedProduct", "sketch storage does not match d * b");
+  measure();
+}
+
+void CompressedProduct::measure() {
   // In long double up to the square root: sketch values beyond 1e154 still have a finite norm.
   long double sum = 0;
   for (double c : sketches_) sum += static_cast<long double>(c) * c;
   finite_ = std::isfinite(sum);  // an inf or NaN value makes the sum inf or NaN
   frobenius_ = static_cast<double>(std::sqrt(sum / tables_.repetitions));
+}
+
+void CompressedProduct::subtract(std::span<const Entry> known) {
+  for (const Entry& e : known)
+    if (e.row < 0 || e.row >= rows_ || e.col < 0 || e.col >= cols_)
+      throw Error("pagh::CompressedProduct::subtract", "entry (" + std::to_string(e.row) + ", " + std::to_string(e.col) + ") out of range");
+  const HashTables& h = tables_;
+  for (int t = 0; t < h.repetitions; ++t) {
+    double* c = sketches_.data() + static_cast<std::size_t>(t) * static_cast<std::size_t>(h.buckets);
+    for (const Entry& e : known)
+      c[h.h1(t, e.row) ^ h.h2(t, e.col)] -= double(h.s1(t, e.row) * h.s2(t, e.col)) * e.value;
+  }
+  measure();
 }
 
 std::span<const double> CompressedProduct::sketch(int t) const {

@@ -137,6 +137,34 @@ std::vector<Entry> exact_above(const Eigen::SparseMatrix<double>& A, const Eigen
   return ranked(std::move(all));
 }
 
+namespace {
+void check_square(Eigen::Index m, Eigen::Index K, Eigen::Index K2, Eigen::Index p) {
+  if (K != K2 || m != p) throw Error("pagh::product_diagonal", "the product must be square with cols(A) == rows(B)");
+}
+}  // namespace
+
+std::vector<Entry> product_diagonal(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B) {
+  check_square(A.rows(), A.cols(), B.rows(), B.cols());
+  std::vector<Entry> out;
+  for (Eigen::Index i = 0; i < A.rows(); ++i) {
+    const double d = A.row(i).dot(B.col(i));
+    if (d != 0) out.push_back(Entry{i, i, d, 0.0});
+  }
+  return out;
+}
+
+std::vector<Entry> product_diagonal(const Eigen::SparseMatrix<double>& A, const Eigen::SparseMatrix<double>& B) {
+  check_square(A.rows(), A.cols(), B.rows(), B.cols());
+  // d_i = sum_k A(i, k) B(k, i): walk A by columns k, look B(k, i) up in B's column i.
+  std::vector<double> d(static_cast<std::size_t>(A.rows()), 0.0);
+  for (Eigen::Index k = 0; k < A.outerSize(); ++k)
+    for (Eigen::SparseMatrix<double>::InnerIterator it(A, k); it; ++it) d[static_cast<std::size_t>(it.row())] += it.value() * B.coeff(k, it.row());
+  std::vector<Entry> out;
+  for (std::size_t i = 0; i < d.size(); ++i)
+    if (d[i] != 0) out.push_back(Entry{static_cast<std::int64_t>(i), static_cast<std::int64_t>(i), d[i], 0.0});
+  return out;
+}
+
 std::vector<Entry> top_k_of(const Eigen::MatrixXd& C, std::size_t k) {
   detail::BestK best(k);
   for (Eigen::Index j = 0; j < C.cols(); ++j)

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <fstream>
 #include <random>
+#include <set>
 #include <string>
 
 #include "cli_test_support.hpp"
@@ -155,6 +156,59 @@ TEST_F(Cli, VerifyReportsIntervalCoverageAndFalseDiscoveries) {
   EXPECT_EQ(m["significant"], 4);
   EXPECT_EQ(m["false_significant"], 0);
   EXPECT_EQ(m["interval_coverage"], 1.0);  // four of four planted entries inside their intervals
+}
+
+}  // namespace
+}  // namespace pagh_mm_test
+
+namespace pagh_mm_test {
+namespace {
+
+// A co-occurrence product X^T X of a 0/1 matrix X (rows: items, columns: features): its diagonal
+// (the feature counts) carries most of the energy; two feature pairs are planted to co-occur.
+void write_cooccurrence(const fs::path& xt, const fs::path& x) {
+  std::mt19937_64 rng(3);
+  std::bernoulli_distribution coin(0.03);
+  const int items = 600, features = 200;
+  std::vector<std::pair<int, int>> ones;
+  for (int i = 0; i < items; ++i)
+    for (int f = 0; f < features; ++f)
+      if (coin(rng) || (i % 3 == 0 && (f == 17 || f == 42)) || (i % 4 == 0 && (f == 5 || f == 150))) ones.emplace_back(i, f);
+  std::ofstream a(xt), b(x);
+  a << "%%MatrixMarket matrix coordinate real general\n" << features << ' ' << items << ' ' << ones.size() << '\n';
+  b << "%%MatrixMarket matrix coordinate real general\n" << items << ' ' << features << ' ' << ones.size() << '\n';
+  for (const auto& [i, f] : ones) a << f + 1 << ' ' << i + 1 << " 1\n", b << i + 1 << ' ' << f + 1 << " 1\n";
+}
+
+TEST_F(Cli, TheDiagonalOfAGramProductIsSubtractedExactly) {
+  write_cooccurrence(work("Xt.mtx"), work("X.mtx"));
+  const std::string xt = work("Xt.mtx").string(), x = work("X.mtx").string();
+  const json with = run_json({"--method", "sketch", "-k", "6", xt, x});
+  EXPECT_TRUE(with["diagonal"]["subtracted"].get<bool>());
+  EXPECT_GT(with["diagonal"]["energy_share"].get<double>(), 0.3);
+  const Eigen::MatrixXd X = mio::read_dense<double>(x);
+  const Eigen::MatrixXd C = X.transpose() * X;
+  bool any_diagonal = false;
+  for (const auto& e : with["entries"]) {
+    const int i = e["row"].get<int>() - 1, j = e["col"].get<int>() - 1;
+    if (i != j) continue;
+    any_diagonal = true;
+    EXPECT_TRUE(e["known"].get<bool>());
+    EXPECT_EQ(e["estimate"].get<double>(), C(i, j));  // exact
+    EXPECT_EQ(e["interval_half_width"].get<double>(), 0.0);
+  }
+  EXPECT_TRUE(any_diagonal);  // the largest entries of a co-occurrence product are its diagonal
+  // --no-diagonal: the planted pairs (17, 42) and (5, 150) and their mirrors lead, nothing on the diagonal.
+  const json off = run_json({"--method", "sketch", "-k", "4", "--no-diagonal", "--verify", xt, x});
+  EXPECT_EQ(off["metrics"]["top_k_recall"], 1.0);  // against C minus its diagonal
+  std::set<std::pair<int, int>> got;
+  for (const auto& e : off["entries"]) got.insert({e["row"].get<int>(), e["col"].get<int>()});
+  EXPECT_EQ(got, (std::set<std::pair<int, int>>{{18, 43}, {43, 18}, {6, 151}, {151, 6}}));
+  for (const auto& e : off["entries"]) EXPECT_TRUE(e["significant"].get<bool>()) << e;
+  // Without the subtraction (a saved sketch keeps C itself) the noise is larger.
+  const json kept = run_json({"--method", "sketch", "-k", "4", "--save-sketch", work("C.pagh").string(), xt, x});
+  EXPECT_FALSE(kept["diagonal"]["subtracted"].get<bool>());
+  EXPECT_GT(kept["significance"]["tail_sigma"].get<double>(), off["significance"]["tail_sigma"].get<double>());
 }
 
 }  // namespace

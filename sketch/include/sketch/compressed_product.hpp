@@ -50,6 +50,12 @@ class CompressedProduct {
   // Standard deviation bound of one single estimate, ||AB||_F / sqrt(b), from the estimate above.
   double sigma() const;
 
+  // Removes entries of C known exactly (for instance the diagonal of a Gram product, cheap to
+  // compute) from the sketches, by linearity: the product then estimates C minus them, and their
+  // energy no longer adds to every other estimate's noise. Throws pagh::Error for an entry out of
+  // range. (A saved sketch keeps no record of it: save() writes the sketches as they are.)
+  void subtract(std::span<const Entry> known);
+
   // The whole m x p estimate; throws pagh::Error if it would need more than max_bytes.
   Eigen::MatrixXd decompress(std::size_t max_bytes = std::size_t{8} << 30) const;
   // The k entries of largest |estimate| (ties: smaller row, then column). The answer is the same
@@ -74,6 +80,7 @@ class CompressedProduct {
 
  private:
   class Recoverer;  // heavy_buckets.cpp
+  void measure();    // frobenius_ and finite_ from the sketches
   // The d single estimates of row i against every column, written to out[t * cols + j].
   void row_estimates(std::int64_t i, std::vector<double>& out) const;
   // The oracle: every one of the m * p estimates is evaluated (streaming over rows in parallel).

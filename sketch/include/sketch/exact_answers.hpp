@@ -26,6 +26,11 @@ std::vector<Entry> exact_above(const Eigen::MatrixXd& A, const Eigen::MatrixXd& 
 std::vector<Entry> exact_above(const Eigen::SparseMatrix<double>& A, const Eigen::SparseMatrix<double>& B, double threshold,
                                std::size_t max_entries);
 
+// The diagonal of a square product, d_i = sum_k A(i, k) B(k, i), in O(nnz) (its entries with
+// d_i != 0); throws pagh::Error unless cols(A) == rows(B) and rows(A) == cols(B).
+std::vector<Entry> product_diagonal(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B);
+std::vector<Entry> product_diagonal(const Eigen::SparseMatrix<double>& A, const Eigen::SparseMatrix<double>& B);
+
 // The same questions of a product already formed (for instance by cuBLAS).
 std::vector<Entry> top_k_of(const Eigen::MatrixXd& C, std::size_t k);
 std::vector<Entry> above_of(const Eigen::MatrixXd& C, double threshold, std::size_t max_entries);
