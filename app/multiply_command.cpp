@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <future>
 #include <iostream>
 
 #include "cli_error.hpp"
@@ -177,32 +178,49 @@ int run_multiply(const std::vector<std::string>& args) {
   const Diagnostics& diag = o.diagnostics;
   check_threads_can_start(o.sketch.params.threads, "--threads");
 
-  // Fail fast, before reading anything: the backend (69), then the outputs (73).
-  BackendSelection selection = select_backend(o.sketch.backend, o.sketch.params.threads);
-  SketchBackend& backend = *selection.backend;
+  // The backend starts (on a GPU machine the CUDA driver and context take a good part of a second)
+  // while the outputs are staged and the inputs read. Errors keep the order of a backend started
+  // first: the backend (69), then the outputs (73), then the inputs; a step that fails waits for
+  // the backend and reports the backend's error instead when it has one.
+  std::future<BackendSelection> starting = std::async(
+      std::launch::async, [&o] { return select_backend(o.sketch.backend, o.sketch.params.threads); });
+  const auto after_backend_errors = [&starting](auto&& step) -> decltype(auto) {
+    try {
+      return step();
+    } catch (...) {
+      if (starting.valid()) starting.get();  // throws the backend's error, if any
+      throw;
+    }
+  };
   OutputTransaction outputs;
-  const auto matrix_staging = o.output_path.empty() ? std::filesystem::path() : outputs.stage(o.output_path, "-o");
-  const auto sketch_staging = o.sketch_path.empty() ? std::filesystem::path() : outputs.stage(o.sketch_path, "--save-sketch");
-  outputs.refuse_overwriting(o.a_path, "the input A");
-  outputs.refuse_overwriting(o.b_path, "the input B");
+  const auto matrix_staging = after_backend_errors(
+      [&] { return o.output_path.empty() ? std::filesystem::path() : outputs.stage(o.output_path, "-o"); });
+  const auto sketch_staging = after_backend_errors(
+      [&] { return o.sketch_path.empty() ? std::filesystem::path() : outputs.stage(o.sketch_path, "--save-sketch"); });
+  after_backend_errors([&] {
+    outputs.refuse_overwriting(o.a_path, "the input A");
+    outputs.refuse_overwriting(o.b_path, "the input B");
+  });
 
   const int stages = 4 + (o.verify ? 1 : 0) + (o.output_path.empty() && o.sketch_path.empty() ? 0 : 1);
   int stage = 0;
   Progress progress(diag.progress, diag.quiet());
   MultiplyReport report;
+
+  progress.stage(++stage, stages, "reading " + o.a_path);
+  auto t = Clock::now();
+  const InputMatrix a = after_backend_errors([&] { return read_input(o.a_path, o.transpose_a, o.sketch.params.threads); });
+  report.read_a_ms = ms_since(t);
+  progress.stage(++stage, stages, "reading " + o.b_path);
+  t = Clock::now();
+  const InputMatrix b = after_backend_errors([&] { return read_input(o.b_path, false, o.sketch.params.threads); });
+  report.read_b_ms = ms_since(t);
+  BackendSelection selection = starting.get();
+  SketchBackend& backend = *selection.backend;
   report.backend_requested = to_string(o.sketch.backend);
   report.backend_name = backend.name();
   report.backend_device = backend.device();
   report.backend_note = selection.auto_note;
-
-  progress.stage(++stage, stages, "reading " + o.a_path);
-  auto t = Clock::now();
-  const InputMatrix a = read_input(o.a_path, o.transpose_a, o.sketch.params.threads);
-  report.read_a_ms = ms_since(t);
-  progress.stage(++stage, stages, "reading " + o.b_path);
-  t = Clock::now();
-  const InputMatrix b = read_input(o.b_path, false, o.sketch.params.threads);
-  report.read_b_ms = ms_since(t);
   check_multipliable(a, b);
   report.a = summarize(a), report.b = summarize(b), report.inner = a.cols();
   try {
