@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
+#include <optional>
 #include <sstream>
 
 #include "cli_error.hpp"
@@ -86,9 +88,39 @@ std::vector<pagh::Entry> exact_top(const Operands& o, std::size_t k, int threads
   return o.sparse ? pagh::exact_top_k(o.sparse_a, o.sparse_b, k) : pagh::exact_top_k(o.dense_a, o.dense_b, k, threads);
 }
 
-pagh::Metrics verify_against(const pagh::CompressedProduct& product, const Operands& o, const Eigen::SparseMatrix<double>& sparse_c,
-                             const Eigen::MatrixXd& dense_c, std::size_t k) {
-  return o.sparse ? pagh::verify(product, sparse_c, k) : pagh::verify(product, dense_c, k);
+// The exact product to compare with (C, or C without its diagonal), dense or sparse as formed.
+struct Reference {
+  bool sparse = false;
+  Eigen::SparseMatrix<double> sparse_c;
+  Eigen::MatrixXd dense_c;
+  double energy = 0;  // ||C||_F^2
+  double tenth = 0;   // the 10th largest |C|
+  pagh::Metrics verify(const pagh::CompressedProduct& product, std::size_t k) const {
+    return sparse ? pagh::verify(product, sparse_c, k) : pagh::verify(product, dense_c, k);
+  }
+};
+
+Reference reference(const Operands& o, bool without_diagonal) {
+  Reference r;
+  r.sparse = o.sparse;
+  std::vector<double> magnitudes;
+  if (o.sparse) {
+    r.sparse_c = pagh::exact_sparse_product(o.sparse_a, o.sparse_b);
+    if (without_diagonal) r.sparse_c.prune([](Eigen::Index i, Eigen::Index j, double) { return i != j; });
+    for (Eigen::Index j = 0; j < r.sparse_c.outerSize(); ++j)
+      for (Eigen::SparseMatrix<double>::InnerIterator it(r.sparse_c, j); it; ++it) magnitudes.push_back(std::fabs(it.value()));
+  } else {
+    r.dense_c = o.dense_a * o.dense_b;
+    if (without_diagonal) r.dense_c.diagonal().setZero();
+    magnitudes.assign(r.dense_c.data(), r.dense_c.data() + r.dense_c.size());
+    for (double& v : magnitudes) v = std::fabs(v);
+  }
+  for (double v : magnitudes) r.energy += v * v;
+  if (magnitudes.size() >= kTop) {
+    std::nth_element(magnitudes.begin(), magnitudes.begin() + (kTop - 1), magnitudes.end(), std::greater<>());
+    r.tenth = magnitudes[kTop - 1];
+  }
+  return r;
 }
 
 std::string shape_of(const InputMatrix& a, const InputMatrix& b) {
@@ -125,7 +157,8 @@ RealStudy run_real_study(const RealStudyOptions& o, SketchBackend& backend) {
 
   const pagh::Throughput rates = pagh::cpu_throughput(o.threads, fwht::DType::f32);
   const double memory = static_cast<double>(available_memory().bytes);
-  const std::int64_t total = static_cast<std::int64_t>(ready.size() * o.pads.size()) * o.seeds;
+  // Runs per workload: every pad, and one more without the diagonal where it is subtracted.
+  const std::int64_t total = static_cast<std::int64_t>(ready.size() * (o.pads.size() + 1)) * o.seeds;
   std::int64_t done = 0;
   for (const ManifestLine* line : ready) {
     progress.step(done, total, line->name + ": reading, exact product");
@@ -135,42 +168,61 @@ RealStudy run_real_study(const RealStudyOptions& o, SketchBackend& backend) {
     for (auto& w : study.workloads)
       if (w.name == line->name) w.shape = shape_of(a, b);
     const Operands operands = exact_operands(a, b);
-    Eigen::SparseMatrix<double> sparse_c;
-    Eigen::MatrixXd dense_c;
-    if (operands.sparse) sparse_c = pagh::exact_sparse_product(operands.sparse_a, operands.sparse_b);
-    else dense_c = operands.dense_a * operands.dense_b;
+    const Reference full = reference(operands, false);
+    // Square products whose diagonal holds >= 1 % of the energy (pagh-mm's rule, here from the exact
+    // product) are also sketched as pagh-mm --no-diagonal answers them: the exact diagonal
+    // subtracted from the sketch, the answers compared with C minus its diagonal.
+    std::optional<Reference> off_diagonal;
+    std::vector<pagh::Entry> diagonal;
+    if (a.rows() == b.cols()) {
+      diagonal = operands.sparse ? pagh::product_diagonal(operands.sparse_a, operands.sparse_b)
+                                 : pagh::product_diagonal(operands.dense_a, operands.dense_b);
+      double energy = 0;
+      for (const auto& e : diagonal) energy += e.value * e.value;
+      if (energy >= 0.01 * full.energy) off_diagonal = reference(operands, true);
+    }
     // The automatic method's answer also pays for counting the operands and weighing the two.
     const auto counting = std::chrono::steady_clock::now();
     const pagh::ProductCounts counts = operands.sparse ? pagh::count_product(operands.sparse_a, operands.sparse_b)
                                                        : pagh::count_dense_product(a.rows(), a.cols(), b.cols());
     const double counting_ms = ms_since(counting);
-    for (double pad : o.pads) {
+    std::vector<std::pair<double, const Reference*>> variants;
+    for (double pad : o.pads) variants.push_back({pad, &full});
+    if (off_diagonal) variants.push_back({o.pads.front(), &*off_diagonal});
+    for (const auto& [pad, truth] : variants) {
+      const bool subtract = truth != &full;
       for (int s = 1; s <= o.seeds; ++s) {
-        progress.step(done, total, line->name + ": pad " + std::to_string(static_cast<int>(pad)) + ", seed " + std::to_string(s));
+        progress.step(done, total, line->name + ": pad " + std::to_string(static_cast<int>(pad)) + (subtract ? " without diagonal" : "") +
+                                       ", seed " + std::to_string(s));
         pagh::SketchParams params;
         params.pad = pad, params.repetitions = o.sketches, params.seed = 1000 + static_cast<std::uint64_t>(s);
         params.threads = o.threads;
         RealRow row;
         row.workload = line->name, row.m = a.rows(), row.k = a.cols(), row.p = b.cols();
         row.seed = static_cast<std::uint64_t>(s), row.pad = pad, row.sketches = o.sketches;
+        row.diagonal = subtract ? "subtracted" : "kept";
 
         auto clock = std::chrono::steady_clock::now();
-        const std::vector<pagh::Entry> exact = exact_top(operands, kTop, o.threads);
+        static_cast<void>(exact_top(operands, kTop, o.threads));
         row.exact_ms = ms_since(clock);
         clock = std::chrono::steady_clock::now();
-        const pagh::CompressedProduct product = backend.compress(a.data, b.data, params);
-        static_cast<void>(backend.top_k(product, kTop, pagh::Recovery::automatic, nullptr));  // the answer a user waits for
+        pagh::CompressedProduct product = backend.compress(a.data, b.data, params);
+        if (subtract) {
+          const auto known = operands.sparse ? pagh::product_diagonal(operands.sparse_a, operands.sparse_b)
+                                             : pagh::product_diagonal(operands.dense_a, operands.dense_b);
+          product.subtract(known);
+        }
+        static_cast<void>(product.top_k(kTop));  // the answer a user waits for
         row.sketch_ms = ms_since(clock);
         row.buckets = product.buckets();
 
-        const pagh::Metrics top = verify_against(product, operands, sparse_c, dense_c, kTop);
-        const pagh::Metrics wide = verify_against(product, operands, sparse_c, dense_c, kWide);
+        const pagh::Metrics top = truth->verify(product, kTop);
+        const pagh::Metrics wide = truth->verify(product, kWide);
         row.recall_10 = top.top_k_recall, row.recall_50 = wide.top_k_recall;
         row.coverage_10 = top.interval_coverage, row.coverage_50 = wide.interval_coverage;
         row.significant_50 = wide.significant, row.false_significant_50 = wide.false_significant;
         row.sigma = pagh::NoiseModel(product).sigma();
-        const double tenth = exact.size() >= kTop ? std::fabs(exact[kTop - 1].value) : 0.0;
-        row.tenth_in_sigmas = row.sigma > 0 ? tenth / row.sigma : INFINITY;
+        row.tenth_in_sigmas = row.sigma > 0 ? truth->tenth / row.sigma : INFINITY;
 
         clock = std::chrono::steady_clock::now();
         const pagh::MethodChoice choice = pagh::choose_method(pagh::Method::automatic, counts, params, rates, memory);

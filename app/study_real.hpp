@@ -38,6 +38,7 @@ struct RealRow {
   double pad = 0;
   std::int64_t buckets = 0;
   int sketches = 0;
+  std::string diagonal;                     // "kept", or "subtracted": compared with C minus its diagonal
   double recall_10 = 0, recall_50 = 0;      // tie-aware (sketch/verify.hpp)
   double coverage_10 = 0, coverage_50 = 0;  // of the 95 % intervals of the reported top-10 / top-50
   std::size_t significant_50 = 0, false_significant_50 = 0;  // among the reported top-50
