@@ -58,7 +58,9 @@ Result run_cpu(const Config& c) {
   r.median_ms = times[static_cast<std::size_t>(reps / 2)];
   r.gbps = 2.0 * static_cast<double>(in.size()) / (r.median_ms * 1e6);
   r.threads = c.threads > 0 ? c.threads : omp_get_max_threads();
-  r.isa = __builtin_cpu_supports("avx2") && !std::getenv("PAGH_FWHT_ISA") ? "avx2" : "generic";
+  const std::string text = plan.describe().text;  // "cpu plan, <isa> kernels, ..."
+  const std::size_t from = text.find(", ") + 2;
+  r.isa = text.substr(from, text.find(' ', from) - from);
   return r;
 }
 

@@ -7,6 +7,7 @@
 #include <functional>
 #include <limits>
 
+#include "cpu/kernels.hpp"
 #include "test_support.hpp"
 
 namespace fwht::test {
@@ -285,6 +286,19 @@ TEST(CpuBackend, RejectsBadArguments) {
   expect_error_containing(
       [] { Plan({.n = 8}, DType::f32, {.stabilization = Stabilization::wide_onchip, .algorithm = Algorithm::alman_rao}); },
       "alman_rao has no stabilized variant");
+}
+
+// describe() names the kernels' instruction set (the one select_kernels picks under this run's
+// PAGH_FWHT_ISA cap) and the schedule.
+TEST(CpuBackend, DescribeNamesKernelsAndRoute) {
+  const std::string isa = cpu::select_kernels<float>().isa;
+  const std::string plain = Plan({.n = 1 << 10}, DType::f32, {.threads = 1}).describe().text;
+  EXPECT_EQ(plain, "cpu plan, " + isa + " kernels, in the output buffer, cache-oblivious blocks\n");
+  const std::string stabilized =
+      Plan({.n = 1 << 10}, DType::f32, {.stabilization = Stabilization::neumaier, .threads = 1}).describe().text;
+  EXPECT_EQ(stabilized, "cpu plan, " + isa + " kernels, per-thread buffer\n");
+  const std::string strided = Plan({.n = 1 << 18, .stride = 2}, DType::f32, {.threads = 1}).describe().text;
+  EXPECT_EQ(strided, "cpu plan, " + isa + " kernels, chunk and tile passes\n");
 }
 
 TEST(CpuBackend, NamesRoundTrip) {

@@ -163,6 +163,14 @@ class CpuPlan final : public PlanImpl {
     throw pagh::Error("fwht::Plan::execute", "this is a CPU plan: call execute(in, out) with host pointers");
   }
   std::size_t workspace_bytes() const override { return 0; }
+  // "cpu plan, <isa> kernels, <route>": which kernels and which schedule this plan runs.
+  PlanDescription describe() const override {
+    const char* route = wide_                                    ? "wide buffer"
+                        : plain_ && direct_                      ? "in the output buffer, cache-oblivious blocks"
+                        : small_                                 ? "per-thread buffer"
+                                                                 : "chunk and tile passes";
+    return {.memory_passes = 0, .text = std::string("cpu plan, ") + kernels_.isa + " kernels, " + route + "\n"};
+  }
 
  private:
   static index round_up(index v, index m) { return (v + m - 1) / m * m; }
