@@ -38,7 +38,8 @@ Presets: smoke    48-dimensional, 1 seed, a few seconds (used by the tests)
          large    4096-dimensional (sparse: 16384), 5 seeds, wider grid: meant for a GPU
          real     data that Debian packages ship (scikit-learn's digits and breast cancer sets, R Matrix's
                   SuiteSparse lund_a, pores_1, KNex, US-county and world-grid neighbour graphs), built
-                  into DIR/data by an embedded python3 helper; pad 8 and 64, d 3, 3 hash seeds; recall@10/50,
+                  into DIR/data by an embedded python3 helper; pad 8 and 64, d 3, 3 hash seeds (and pad 8
+                  with a diagonal of >= 1 % of the energy subtracted, as --no-diagonal); recall@10/50,
                   95 % interval coverage, false significant entries, sketch vs exact top-10 time and the
                   automatic method's choice (CPU). Workloads whose package is missing are skipped, with a
                   note: digits-gram, digits-cooccurrence, breast-cancer-gram, breast-cancer-cooccurrence

@@ -1,7 +1,9 @@
 // pagh-mm study --preset real: the answers a user gets on data nobody here wrote. The workloads
 // (scikit-learn's bundled sets, R Matrix's SuiteSparse examples and neighbour graphs) are built by
 // the embedded study_data.py into DIR/data as Matrix Market files, read back with matrix_io, and
-// each is sketched at a few sizes and several hash seeds against its exact product: tie-aware
+// each is sketched at a few sizes and several hash seeds (and, where the diagonal of a square
+// product holds >= 1 % of its energy, with that diagonal subtracted, against C minus its diagonal,
+// as pagh-mm --no-diagonal answers) against its exact product: tie-aware
 // recall@10 and @50, the 95 % intervals' coverage, significant entries that are noise, the time of
 // the sketch's top-10 against the exact top-10, and what the cost model's automatic choice
 // (sketch/method.hpp) picks and how long its answer takes.
