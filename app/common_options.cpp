@@ -122,6 +122,7 @@ SketchSettings read_sketch_settings(const po::variables_map& vm) {
   s.backend = parse_backend_choice("--backend", value_of(vm, "backend"));
   if (vm.count("pad") && vm.count("buckets")) usage_error("--pad", "cannot be combined with --buckets (choose one)");
   if (vm.count("pad")) s.params.pad = parse_positive_number("--pad", value_of(vm, "pad"));
+  s.size_given = vm.count("pad") || vm.count("buckets");
   if (vm.count("buckets")) {
     s.params.buckets = parse_integer("--buckets", value_of(vm, "buckets"), 1, std::int64_t{1} << 32);
     if (!fwht::is_power_of_two(s.params.buckets))

@@ -39,6 +39,7 @@ struct Diagnostics {
 struct SketchSettings {
   BackendChoice backend = BackendChoice::automatic;
   pagh::SketchParams params;
+  bool size_given = false;  // --pad or --buckets fixed the sketch length
 };
 
 po::options_description sketch_option_group();

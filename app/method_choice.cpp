@@ -28,7 +28,7 @@ bool both_sparse(const InputMatrix& a, const InputMatrix& b) { return !a.is_dens
 }  // namespace
 
 MethodReport choose_multiply_method(const SketchBackend& backend, const InputMatrix& a, const InputMatrix& b,
-                                    const MultiplyOptions& o) {
+                                    const MultiplyOptions& o, const pagh::SketchParams* params) {
   MethodReport report;
   report.requested = method_name(o.method);
   pagh::Method requested = o.method;
@@ -41,7 +41,8 @@ MethodReport choose_multiply_method(const SketchBackend& backend, const InputMat
                                                          : pagh::cuda_throughput();
   pagh::MethodChoice choice;
   try {
-    choice = pagh::choose_method(requested, counts, o.sketch.params, rates, static_cast<double>(available_memory().bytes));
+    choice = pagh::choose_method(requested, counts, params ? *params : o.sketch.params, rates,
+                                 static_cast<double>(available_memory().bytes));
   } catch (const pagh::Error& e) {
     const std::string what = e.what();
     usage_error("--method exact", what.substr(what.find(": ") + 2));

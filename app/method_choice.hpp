@@ -14,9 +14,10 @@
 
 namespace pagh_mm {
 
-// --method exact that cannot fit is a usage error (64) naming --method.
+// --method exact that cannot fit is a usage error (64) naming --method. params: the sketch to weigh
+// (default: the options').
 MethodReport choose_multiply_method(const SketchBackend& backend, const InputMatrix& a, const InputMatrix& b,
-                                    const MultiplyOptions& o);
+                                    const MultiplyOptions& o, const pagh::SketchParams* params = nullptr);
 
 // The entries --top / --threshold ask for, of the exact product; exact_ms is its time.
 std::vector<pagh::Entry> exact_entries(SketchBackend& backend, const InputMatrix& a, const InputMatrix& b, const MultiplyOptions& o,

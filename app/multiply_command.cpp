@@ -3,11 +3,14 @@
 // Order matters for the promise "no partial output, ever": outputs are checked (and staged) before
 // any work, written to staging names after all computation, and moved into place together at the
 // end; the report goes to stdout last.
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <future>
 #include <iostream>
+#include <memory>
+#include <optional>
 
 #include "cli_error.hpp"
 #include "commands.hpp"
@@ -123,6 +126,66 @@ void write_outputs(const MultiplyOptions& o, SketchBackend& backend, const pagh:
     }
     report.sketch_path = o.sketch_path;
   }
+}
+
+// A sketch of A*B with the given parameters, the known diagonal subtracted where it applies, and
+// the entries the options select.
+struct Sketched {
+  std::optional<pagh::CompressedProduct> product;
+  KnownDiagonal diagonal;
+  pagh::RecoveryStats recovery;
+  std::vector<pagh::Entry> selected;
+  double select_ms = 0;
+};
+
+std::unique_ptr<Sketched> sketch_and_select(SketchBackend& backend, const InputMatrix& a, const InputMatrix& b, const MultiplyOptions& o,
+                                            const pagh::SketchParams& params) {
+  auto out = std::make_unique<Sketched>();
+  MultiplyOptions with = o;
+  with.sketch.params = params;
+  out->product.emplace(compress_within_memory(backend, a, b, with));
+  pagh::CompressedProduct& product = *out->product;
+  // Storage precisions narrower than the data overflow to inf/NaN; say so instead of printing NaN.
+  if (!std::isfinite(product.frobenius_estimate()))
+    throw CliError(ExitCode::data, "--precision " + precision_name(params.precision),
+                   "the sketch overflowed: the transformed values of these inputs exceed the range of " +
+                       precision_name(params.precision) + wider_precision_advice(params.precision));
+  const auto t = Clock::now();
+  // A saved sketch or the whole estimate stay the sketch of C itself: nothing is subtracted then.
+  // --verify checks the sketch of C unless the question is the off-diagonal product (--no-diagonal).
+  const bool keep_c = o.full || !o.sketch_path.empty() || (o.verify && !o.no_diagonal);
+  if (keep_c) out->diagonal.excluded = o.no_diagonal;
+  else out->diagonal = subtract_known_diagonal(product, a, b, o);
+  if (out->diagonal.subtracted) {
+    out->selected = select_with_known_diagonal(product, out->diagonal, o, out->recovery);  // the host sketch holds the subtraction
+  } else {
+    out->selected = select_entries(backend, product, o, out->recovery);
+    if (out->diagonal.excluded) std::erase_if(out->selected, [](const pagh::Entry& e) { return e.row == e.col; });
+  }
+  out->select_ms = ms_since(t);
+  return out;
+}
+
+// The magnitude the sketch should resolve: --resolve's, or the K-th entry's when -k K (without a
+// length given) found it not significant; 0 when the first sketch stands.
+double resolve_target(const MultiplyOptions& o, const Sketched& s) {
+  if (o.resolve) return *o.resolve;
+  if (o.sketch.size_given || o.threshold || s.selected.size() < o.top || o.top == 0) return 0;
+  const pagh::Entry& kth = s.selected[o.top - 1];
+  if (s.diagonal.on_diagonal(kth)) return 0;  // known exactly
+  const pagh::NoiseModel noise(*s.product);
+  return noise.assess(*s.product, kth).significant ? 0.0 : std::fabs(kth.value);
+}
+
+// The longest sketch chosen automatically: what a quarter of the available memory holds (d
+// sketches in f64 with their f32 transforms, twice), at most 2^30; -k's own choice also at most
+// 64 times the first length (--resolve names its target: only memory bounds it).
+std::int64_t largest_auto_buckets(const MultiplyOptions& o, std::int64_t first) {
+  const double per_bucket = 24.0 * o.sketch.params.repetitions;
+  const double by_memory = static_cast<double>(available_memory().bytes) / 4 / per_bucket;
+  double cap = std::min(by_memory, double(std::int64_t{1} << 30));
+  if (!o.resolve) cap = std::min(cap, 64.0 * static_cast<double>(first));
+  return static_cast<std::int64_t>(std::bit_floor(static_cast<std::uint64_t>(std::max(cap, 1.0))));
 }
 
 // --method chose the exact product: its entries, written and reported like the sketch's.
@@ -260,44 +323,66 @@ int run_multiply(const std::vector<std::string>& args) {
   if (report.method.exact()) return run_exact(o, backend, a, b, outputs, matrix_staging, progress, stage, stages, report, start);
 
   progress.stage(++stage, stages, "sketching");
-  pagh::CompressedProduct product = compress_within_memory(backend, a, b, o);
+  auto sketched = sketch_and_select(backend, a, b, o, o.sketch.params);
+  // The sketch length from the question: --resolve TAU, or -k K (with no --pad/--buckets) when the
+  // K-th entry was not significant: once more at the length that resolves it, if that fits.
+  // Two rounds at most: the first estimate of the K-th entry is lifted by noise, so the second
+  // sketch can show that it needs more.
+  const std::int64_t first_b = sketched->product->buckets();
+  for (int round = 0; round < 2; ++round) {
+    const double target = resolve_target(o, *sketched);
+    if (!(target > 0)) break;
+    const pagh::NoiseModel pilot(*sketched->product);
+    const std::int64_t pilot_b = sketched->product->buckets(), wanted = pilot.buckets_to_resolve(target);
+    const std::int64_t cap = largest_auto_buckets(o, first_b);
+    char note[400];
+    if (wanted <= pilot_b) {
+      if (pilot_b == first_b) std::snprintf(note, sizeof note, "b = %lld resolves entries of %.4g", static_cast<long long>(pilot_b), target);
+      else std::snprintf(note, sizeof note, "b = %lld (from b = %lld) resolves entries of %.4g", static_cast<long long>(pilot_b),
+                         static_cast<long long>(first_b), target);
+    } else if (wanted > cap) {
+      std::snprintf(note, sizeof note, "resolving entries of %.4g needs b = %lld, more than the %lld allowed here; kept b = %lld",
+                    target, static_cast<long long>(wanted), static_cast<long long>(cap), static_cast<long long>(pilot_b));
+    } else {
+      pagh::SketchParams params = o.sketch.params;
+      params.buckets = wanted;
+      MethodReport exact_instead = choose_multiply_method(backend, a, b, o, &params);
+      if (exact_instead.exact()) {
+        report.method = exact_instead;
+        report.method.reason = "exact, as the sketch that resolves entries of " + std::to_string(target) + " (b = " +
+                               std::to_string(wanted) + ") costs more: " + exact_instead.reason.substr(exact_instead.reason.find(": ") + 2);
+        return run_exact(o, backend, a, b, outputs, matrix_staging, progress, stage, stages, report, start);
+      }
+      sketched.reset();
+      sketched = sketch_and_select(backend, a, b, o, params);
+      std::snprintf(note, sizeof note, "b = %lld (from b = %lld) to resolve entries of %.4g", static_cast<long long>(wanted),
+                    static_cast<long long>(first_b), target);
+    }
+    report.size_note = std::string(o.resolve ? "--resolve: " : "-k " + std::to_string(o.top) + ": ") + note;
+    if (wanted <= pilot_b || wanted > cap) break;
+  }
+  pagh::CompressedProduct& product = *sketched->product;
+  const KnownDiagonal& diagonal = sketched->diagonal;
+  pagh::RecoveryStats& recovery = sketched->recovery;
+  const std::vector<pagh::Entry>& selected = sketched->selected;
   report.product = &product;
-  // Storage precisions narrower than the data overflow to inf/NaN; say so instead of printing NaN.
-  if (!std::isfinite(product.frobenius_estimate()))
-    throw CliError(ExitCode::data, "--precision " + precision_name(o.sketch.params.precision),
-                   "the sketch overflowed: the transformed values of these inputs exceed the range of " +
-                       precision_name(o.sketch.params.precision) + wider_precision_advice(o.sketch.params.precision));
+  report.select_ms = sketched->select_ms;
+  report.diagonal_subtracted = diagonal.subtracted;
+  report.diagonal_share = diagonal.energy_share;
   if (diag.verbose()) {
     const auto& ct = product.timings();
     std::fprintf(stderr, "pagh-mm: sketch %s; inner indices transformed %lld, direct %lld, empty %lld\n",
                  describe_sketch(product).c_str(), static_cast<long long>(ct.transformed_k),
                  static_cast<long long>(ct.direct_k), static_cast<long long>(ct.empty_k));
+    if (diagonal.subtracted)
+      std::fprintf(stderr, "pagh-mm: the exact diagonal (%.3g of ||C||_F^2) was subtracted from the sketch\n", diagonal.energy_share);
   }
-
   progress.stage(++stage, stages, "selecting entries");
-  t = Clock::now();
-  // A saved sketch or the whole estimate stay the sketch of C itself: nothing is subtracted then.
-  // --verify checks the sketch of C unless the question is the off-diagonal product (--no-diagonal).
-  const bool keep_c = o.full || !o.sketch_path.empty() || (o.verify && !o.no_diagonal);
-  const KnownDiagonal diagonal = keep_c ? KnownDiagonal{.excluded = o.no_diagonal} : subtract_known_diagonal(product, a, b, o);
-  pagh::RecoveryStats recovery;
-  std::vector<pagh::Entry> selected;
-  if (diagonal.subtracted) {
-    selected = select_with_known_diagonal(product, diagonal, o, recovery);  // the host sketch holds the subtraction
-  } else {
-    selected = select_entries(backend, product, o, recovery);
-    if (diagonal.excluded) std::erase_if(selected, [](const pagh::Entry& e) { return e.row == e.col; });
-  }
-  report.select_ms = ms_since(t);
-  report.diagonal_subtracted = diagonal.subtracted;
-  report.diagonal_share = diagonal.energy_share;
-  if (diag.verbose() && diagonal.subtracted)
-    std::fprintf(stderr, "pagh-mm: the exact diagonal (%.3g of ||C||_F^2) was subtracted from the sketch\n", diagonal.energy_share);
   const pagh::NoiseModel noise(product);
   report.entries = to_reported(selected, product, noise);
   for (auto& e : report.entries)
     if (diagonal.subtracted && e.row == e.col) mark_known(e);
-  report.significance = assess_significance(product, noise, report.entries, recovery);
+  report.significance = assess_significance(noise, report.entries, recovery);
   report.selection.k = o.top;
   if (o.threshold) {
     report.selection.kind = Selection::Kind::threshold;
@@ -342,8 +427,10 @@ int run_multiply(const std::vector<std::string>& args) {
   }
   progress.finish();
   report.total_ms = ms_since(start);
-  // Which backend ran: said after the run, so that a failure stays a single line on stderr.
+  // Which backend ran and how long a sketch: said after the run, so that a failure stays a single
+  // line on stderr.
   if (!diag.quiet() && !selection.auto_note.empty()) std::fprintf(stderr, "pagh-mm: %s\n", selection.auto_note.c_str());
+  if (!diag.quiet() && !report.size_note.empty()) std::fprintf(stderr, "pagh-mm: sketch length: %s\n", report.size_note.c_str());
   if (diag.verbose() && selection.auto_note.empty()) std::fprintf(stderr, "pagh-mm: backend %s\n", backend.name().c_str());
   report_significance(report.significance, report.entries.size(), diag);
   if (diag.verbose() && !selection.auto_detail.empty()) std::fprintf(stderr, "pagh-mm: (%s)\n", selection.auto_detail.c_str());

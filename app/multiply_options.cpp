@@ -58,6 +58,9 @@ std::optional<MultiplyOptions> parse_multiply_options(const std::vector<std::str
       ("method", po::value<std::string>()->value_name("auto|sketch|exact")->default_value("auto"),
        "exact: compute the product exactly and report its exact entries; sketch: always sketch; auto: exact when the cost "
        "model (sketch/method.hpp) says it is cheaper and fits in memory (--verify, --full and --save-sketch need a sketch)")
+      ("resolve", po::value<std::string>()->value_name("TAU"),
+       "choose the sketch length so that entries with |value| >= TAU are found significant with probability 0.95 "
+       "(from a first sketch's noise; instead of --pad/--buckets)")
       ("no-diagonal", "square products: report off-diagonal entries only (the diagonal, computed exactly, is always taken "
                       "out of the sketch when it carries noticeable energy, as in Gram and covariance products)")
       ("verify", "also compute the exact product and report the error metrics")
@@ -102,6 +105,11 @@ std::optional<MultiplyOptions> parse_multiply_options(const std::vector<std::str
   o.verify = vm.count("verify") > 0;
   o.exhaustive = vm.count("exhaustive") > 0;
   o.no_diagonal = vm.count("no-diagonal") > 0;
+  if (vm.count("resolve")) {
+    o.resolve = parse_non_negative_number("--resolve", vm["resolve"].as<std::string>());
+    if (!(*o.resolve > 0)) usage_error("--resolve", "must be a positive number");
+    if (o.sketch.size_given) usage_error("--resolve", "cannot be combined with --pad or --buckets (it chooses the length)");
+  }
   const std::string method = vm["method"].as<std::string>();
   if (method == "auto") o.method = pagh::Method::automatic;
   else if (method == "sketch") o.method = pagh::Method::sketch;

@@ -24,6 +24,7 @@ struct MultiplyOptions {
   bool verify = false;
   bool exhaustive = false;   // --exhaustive: evaluate all m * p estimates to select entries
   pagh::Method method = pagh::Method::automatic;  // --method: sketch, exact, or whichever is cheaper
+  std::optional<double> resolve;  // --resolve TAU: the sketch length that finds entries >= TAU
   bool no_diagonal = false;  // --no-diagonal: report off-diagonal entries of a square product only
   Diagnostics diagnostics;
 };

@@ -127,7 +127,7 @@ void print_multiply_text(const MultiplyReport& r, std::ostream& out) {
     }
     line("||C||_F exact / estimated", format("%.6g / %.6g", m.frobenius_exact, m.frobenius_estimate));
     line("top-" + std::to_string(m.top_k) + " recall / precision", format("%.3f / %.3f   (ties counted)", m.top_k_recall, m.top_k_precision));
-    line("95% intervals covering C", format("%.3f of the reported entries", m.interval_coverage));
+    line("95% intervals covering C", format("%.3f of the significant entries", m.interval_coverage));
     line("significant / false", format("%zu / %zu   (false: significant, yet |exact| within the interval of 0)", m.significant,
                                        m.false_significant));
   }

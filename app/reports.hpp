@@ -60,8 +60,8 @@ struct Significance {
   std::int64_t resolve_buckets = 0;  // b at which the strongest reported entry would be significant (0: it is)
   std::string recovery;       // which method found the entries, and its cost
 };
-Significance assess_significance(const pagh::CompressedProduct& product, const pagh::NoiseModel& noise,
-                                 const std::vector<ReportedEntry>& entries, const pagh::RecoveryStats& recovery);
+Significance assess_significance(const pagh::NoiseModel& noise, const std::vector<ReportedEntry>& entries,
+                                 const pagh::RecoveryStats& recovery);
 // One line for stderr when no reported entry is significant; empty otherwise.
 std::string noise_warning(const Significance& s, std::size_t reported);
 
@@ -99,6 +99,7 @@ struct MultiplyReport {
   std::vector<ReportedEntry> entries;
   Significance significance;
   std::optional<pagh::Metrics> metrics;  // of the sketch, against C minus the subtracted diagonal
+  std::string size_note;                 // how the sketch length was chosen, when not by --pad/--buckets
   bool diagonal_subtracted = false;
   double diagonal_share = 0;             // of ||C||_F^2
   std::string exact_method;

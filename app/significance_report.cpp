@@ -1,7 +1,6 @@
 // What the sketch's noise model (sketch/noise_model.hpp) says about the reported entries: their
 // intervals and significance, whether any stands out from noise, and what sketch would resolve them.
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -42,8 +41,8 @@ std::vector<ReportedEntry> to_reported_exact(const std::vector<pagh::Entry>& ent
   return out;
 }
 
-Significance assess_significance(const pagh::CompressedProduct& product, const pagh::NoiseModel& noise,
-                                 const std::vector<ReportedEntry>& entries, const pagh::RecoveryStats& recovery) {
+Significance assess_significance(const pagh::NoiseModel& noise, const std::vector<ReportedEntry>& entries,
+                                 const pagh::RecoveryStats& recovery) {
   Significance s;
   s.candidates = noise.candidates();
   s.sigma = noise.sigma();
@@ -61,14 +60,7 @@ Significance assess_significance(const pagh::CompressedProduct& product, const p
     strongest = std::max(strongest, std::fabs(e.estimate)), weakest = std::min(weakest, std::fabs(e.estimate));
   }
   s.expected_noise = std::min<double>(static_cast<double>(entries.size()), noise.expected_noise(weakest));
-  // The noise scales as 1 / sqrt(b) (||C||_F fixed), so the strongest entry's estimate would reach
-  // the agreement needed at b * (needed / |estimate|)^2; the factor 2 leaves room for its own
-  // repetitions' disagreement.
-  if (s.significant == 0 && strongest > 0) {
-    const double ratio = 2 * s.agreement_needed / strongest;
-    const double wanted = static_cast<double>(product.buckets()) * ratio * ratio;
-    s.resolve_buckets = wanted > 0x1p62 ? std::int64_t{1} << 62 : static_cast<std::int64_t>(std::bit_ceil(static_cast<std::uint64_t>(std::ceil(wanted))));
-  }
+  if (s.significant == 0 && strongest > 0) s.resolve_buckets = noise.buckets_to_resolve(strongest);
   return s;
 }
 

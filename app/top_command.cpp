@@ -115,7 +115,7 @@ int run_top(const std::vector<std::string>& args) {
   report.selection = selection;
   const pagh::NoiseModel noise(product);
   report.entries = to_reported(entries, product, noise);
-  report.significance = assess_significance(product, noise, report.entries, recovery);
+  report.significance = assess_significance(noise, report.entries, recovery);
   report_significance(report.significance, report.entries.size(), diag);
   report.output_path = output_path;
   print_sketch_answer(report, diag.format, std::cout);

@@ -18,6 +18,16 @@ constexpr int kMantissaBits = 4;
 constexpr std::int64_t kBinsPerOctave = std::int64_t{1} << kMantissaBits;
 constexpr std::int64_t kBins = 64 * kBinsPerOctave;  // 64 octaves below the largest bucket
 
+// The unit roundoff of the storage precision (the transforms' arithmetic is at least as wide).
+double unit_roundoff(fwht::DType precision) {
+  switch (precision) {
+    case fwht::DType::f64: return 0x1p-53;
+    case fwht::DType::f16: return 0x1p-11;
+    case fwht::DType::bf16: return 0x1p-8;
+    default: return 0x1p-24;
+  }
+}
+
 std::int64_t key_of(double v) { return static_cast<std::int64_t>(std::bit_cast<std::uint64_t>(std::fabs(v)) >> (52 - kMantissaBits)); }
 double value_of(std::int64_t key) { return std::bit_cast<double>(static_cast<std::uint64_t>(key) << (52 - kMantissaBits)); }
 
@@ -27,9 +37,10 @@ NoiseModel::NoiseModel(const CompressedProduct& product)
     : NoiseModel([&] {
         return std::span<const double>(product.sketch(0).data(),
                                        static_cast<std::size_t>(product.buckets()) * static_cast<std::size_t>(product.repetitions()));
-      }(), product.repetitions(), static_cast<double>(product.rows()) * static_cast<double>(product.cols())) {}
+      }(), product.repetitions(), static_cast<double>(product.rows()) * static_cast<double>(product.cols()),
+                 unit_roundoff(product.params().precision)) {}
 
-NoiseModel::NoiseModel(std::span<const double> sketches, int repetitions, double candidates)
+NoiseModel::NoiseModel(std::span<const double> sketches, int repetitions, double candidates, double unit_roundoff)
     : repetitions_(std::max(repetitions, 1)),
       buckets_(static_cast<std::int64_t>(sketches.size()) / std::max(repetitions, 1)),
       candidates_(candidates),
@@ -45,6 +56,7 @@ NoiseModel::NoiseModel(std::span<const double> sketches, int repetitions, double
     energy += v * v;
   }
   largest_ = largest;
+  rounding_ = 16 * unit_roundoff * largest;
   sigma_ = n > 0 ? std::sqrt(energy / static_cast<double>(n)) : 0.0;
   if (!(largest_ > 0) || !std::isfinite(largest_)) {
     below_ = pooled_;
@@ -124,7 +136,25 @@ double smallest_with(F f, double target, double hi) {
 double NoiseModel::half_width(double coverage) const {
   if (!(coverage > 0 && coverage < 1)) return coverage >= 1 ? INFINITY : 0.0;
   if (!(largest_ > 0)) return 0.0;
-  return smallest_with([&](double q) { return tail(q); }, 1 - coverage, largest_);
+  return std::max(rounding_, smallest_with([&](double q) { return tail(q); }, 1 - coverage, largest_));
+}
+
+double NoiseModel::single_quantile(double p) const {
+  if (!(largest_ > 0)) return 0.0;
+  return smallest_with([&](double q) { return single_tail(q); }, p, largest_);
+}
+
+std::int64_t NoiseModel::buckets_to_resolve(double target, double power, double false_positive_rate) const {
+  if (!(target > 0) || buckets_ <= 0) return buckets_;
+  // All d errors within w (on the side that lowers the agreement) with probability `power`:
+  // (1 - P(error <= -w))^d = power, P(error <= -w) = single_tail(w) / 2.
+  const double one_sided = 1 - std::pow(power, 1.0 / repetitions_);
+  const double w = single_quantile(2 * one_sided);
+  const double ratio = (w + agreement_threshold(false_positive_rate)) / target;
+  const double wanted = static_cast<double>(buckets_) * ratio * ratio;
+  if (!(wanted > static_cast<double>(buckets_))) return buckets_;
+  if (wanted > 0x1p62) return std::int64_t{1} << 62;
+  return static_cast<std::int64_t>(std::bit_ceil(static_cast<std::uint64_t>(std::ceil(wanted))));
 }
 
 double NoiseModel::significance_threshold(double false_positive_rate) const {
@@ -136,7 +166,7 @@ double NoiseModel::significance_threshold(double false_positive_rate) const {
 double NoiseModel::agreement_threshold(double false_positive_rate) const {
   if (!(sigma_ > 0)) return 0.0;
   const double target = false_positive_rate / std::max(candidates_, 1.0);
-  return smallest_with([&](double q) { return agreement_tail(q); }, target, std::max(largest_, 8 * sigma_));
+  return std::max(rounding_, smallest_with([&](double q) { return agreement_tail(q); }, target, std::max(largest_, 8 * sigma_)));
 }
 
 EntryAssessment NoiseModel::assess(const CompressedProduct& product, const Entry& entry, double coverage,

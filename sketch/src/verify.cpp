@@ -31,15 +31,17 @@ void score_top_k(const CompressedProduct& product, const std::vector<Entry>& fou
   std::size_t hits = 0, covered = 0;
   for (const Entry& e : found) {
     const double truth = exact(e);
-    hits += std::fabs(truth) >= kth;
+    // Ties within rounding count: products of normalised data tie at 1 +- 1e-9.
+    hits += std::fabs(truth) >= kth * (1 - 1e-9);
     const EntryAssessment a = noise.assess(product, e);
+    if (!a.significant) continue;
+    ++m.significant;
     covered += std::fabs(e.value - truth) <= a.half_width;
-    m.significant += a.significant;
-    m.false_significant += a.significant && std::fabs(truth) <= a.half_width;
+    m.false_significant += std::fabs(truth) <= a.half_width;
   }
   m.top_k_recall = static_cast<double>(std::min(hits, m.top_k)) / static_cast<double>(m.top_k);
   m.top_k_precision = found.empty() ? 0.0 : static_cast<double>(hits) / static_cast<double>(found.size());
-  m.interval_coverage = found.empty() ? 0.0 : static_cast<double>(covered) / static_cast<double>(found.size());
+  m.interval_coverage = m.significant ? static_cast<double>(covered) / static_cast<double>(m.significant) : NAN;
 }
 
 }  // namespace

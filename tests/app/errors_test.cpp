@@ -118,7 +118,7 @@ TEST_F(Cli, CudaBackendIsUnavailableWithoutItOrWithoutADevice) {
   expect_one_line_error(r, {"--backend cuda", reason});
   // auto falls back to the CPU and says so; cpu says nothing (unless -v).
   EXPECT_NE(run({"--method", "sketch", "--backend", "auto", A(), B()}).err.find("backend cpu (auto:"), std::string::npos);
-  EXPECT_EQ(run({"--method", "sketch", "--backend", "cpu", A(), B()}).err, "");
+  EXPECT_EQ(run({"--method", "sketch", "--pad", "8", "--backend", "cpu", A(), B()}).err, "");
   const Result study = run({"study", "--backend", "cuda", "--preset", "smoke", "--out", "s"});
   EXPECT_EQ(study.status, 69);
   expect_one_line_error(study, {"--backend cuda", reason});

@@ -80,7 +80,7 @@ TEST_F(Cli, ThresholdReportsEveryEntryAboveItLargestFirst) {
 }
 
 TEST_F(Cli, JsonHasSchemaParametersSeedBackendTimingsAndNoMetricsWithoutVerify) {
-  const json j = run_json({"--method", "sketch", A(), B()});
+  const json j = run_json({"--method", "sketch", "--pad", "8", A(), B()});
   EXPECT_EQ(j["schema"], "pagh-mm/multiply");
   EXPECT_EQ(j["schema_version"], 1);
   EXPECT_EQ(j["index_base"], 1);
@@ -294,9 +294,9 @@ TEST_F(Cli, ProgressShowsStagesOnlyWhenAsked) {
 }
 
 TEST_F(Cli, QuietAndVerboseControlStderrOnly) {
-  const Result normal = run({"--method", "sketch", A(), B()});
-  const Result quiet = run({"--method", "sketch", "-q", A(), B()});
-  const Result verbose = run({"--method", "sketch", "-v", A(), B()});
+  const Result normal = run({"--method", "sketch", "--pad", "8", A(), B()});
+  const Result quiet = run({"--method", "sketch", "--pad", "8", "-q", A(), B()});
+  const Result verbose = run({"--method", "sketch", "--pad", "8", "-v", A(), B()});
   ASSERT_EQ(quiet.status, 0);
   EXPECT_EQ(quiet.err, "");
   const auto report = [](const std::string& out) { return out.substr(0, out.find("time (ms)")); };  // timings vary

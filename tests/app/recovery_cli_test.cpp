@@ -20,7 +20,7 @@ namespace {
 using nlohmann::json;
 
 TEST_F(Cli, EveryEntryCarriesItsZScoreAndTheReportItsNoiseCeiling) {
-  const json j = run_json({"--method", "sketch", "-k", "10", A(), B()});
+  const json j = run_json({"--method", "sketch", "--pad", "8", "-k", "10", A(), B()});
   const double sigma = j["significance"]["tail_sigma"].get<double>();
   ASSERT_GT(sigma, 0);
   EXPECT_LE(sigma, j["estimates"]["sigma"].get<double>());
@@ -43,7 +43,7 @@ TEST_F(Cli, EveryEntryCarriesItsZScoreAndTheReportItsNoiseCeiling) {
   EXPECT_GT(s["expected_noise_entries"].get<double>(), 0);
   EXPECT_LE(s["expected_noise_entries"].get<double>(), 10);
   EXPECT_NE(s["recovery"].get<std::string>().find("heavy buckets"), std::string::npos) << s["recovery"];
-  const Result text = run({"--method", "sketch", "-k", "10", A(), B()});
+  const Result text = run({"--method", "sketch", "--pad", "8", "-k", "10", A(), B()});
   EXPECT_NE(text.out.find("noise     4 of 10 entries are significant"), std::string::npos) << text.out;
 }
 
@@ -209,6 +209,39 @@ TEST_F(Cli, TheDiagonalOfAGramProductIsSubtractedExactly) {
   const json kept = run_json({"--method", "sketch", "-k", "4", "--save-sketch", work("C.pagh").string(), xt, x});
   EXPECT_FALSE(kept["diagonal"]["subtracted"].get<bool>());
   EXPECT_GT(kept["significance"]["tail_sigma"].get<double>(), off["significance"]["tail_sigma"].get<double>());
+}
+
+}  // namespace
+}  // namespace pagh_mm_test
+
+namespace pagh_mm_test {
+namespace {
+
+// The sketch length from the question. -k K without --pad/--buckets: when the K-th entry of the
+// first sketch is not significant, pagh-mm sketches again at the length that resolves it (and says
+// so); --resolve TAU asks for the length that finds entries >= TAU. The planted entries of
+// data/A x data/B are >= 803 and the rest <= 366.
+TEST_F(Cli, TheSketchLengthFollowsTheQuestion) {
+  const json fixed = run_json({"--method", "sketch", "--pad", "8", "-k", "10", A(), B()});
+  EXPECT_EQ(fixed["parameters"]["buckets"], 1024);
+  EXPECT_LT(fixed["significance"]["significant_entries"].get<int>(), 10);
+  const Result chosen = run({"--method", "sketch", "-k", "10", "--format", "json", A(), B()});
+  ASSERT_EQ(chosen.status, 0) << chosen.err;
+  const json j = json::parse(chosen.out);
+  EXPECT_GT(j["parameters"]["buckets"].get<int>(), 1024);
+  EXPECT_NE(chosen.err.find("pagh-mm: sketch length: -k 10: b = "), std::string::npos) << chosen.err;
+  EXPECT_GT(j["significance"]["significant_entries"].get<int>(), fixed["significance"]["significant_entries"].get<int>());
+  // --resolve 800: the planted entries, all four significant at the length chosen.
+  const Result resolved = run({"--method", "sketch", "--resolve", "800", "-k", "4", "--format", "json", A(), B()});
+  ASSERT_EQ(resolved.status, 0) << resolved.err;
+  EXPECT_NE(resolved.err.find("pagh-mm: sketch length: --resolve: b = "), std::string::npos) << resolved.err;
+  EXPECT_EQ(json::parse(resolved.out)["significance"]["significant_entries"], 4);
+  // --resolve 150: longer, and then the entries of ~280 are significant too.
+  const json small = run_json({"--method", "sketch", "--resolve", "150", "-k", "6", A(), B()});
+  EXPECT_GT(small["parameters"]["buckets"].get<int>(), 4096);
+  EXPECT_EQ(small["significance"]["significant_entries"], 6);
+  EXPECT_EQ(run({"--resolve", "100", "--pad", "4", A(), B()}).status, 64);
+  EXPECT_EQ(run({"--resolve", "0", A(), B()}).status, 64);
 }
 
 }  // namespace

@@ -12,6 +12,9 @@
 // the one-sided tail s(q) = P(|error| >= q) / 2 (the error is symmetric: every entry enters a
 // bucket with a random sign) as the chance that ceil(d/2) of d draws lie beyond q on one side.
 //
+// Intervals and thresholds never fall below the rounding of the transforms (16 unit roundoffs of
+// the largest bucket): a sketch with mostly empty buckets measures mostly exact zeros.
+//
 // Beyond the largest bucket the data say nothing; there the tail is taken as the larger of the
 // measured one and a Gaussian one of the buckets' own variance, so that significance, which lives
 // in that far tail when m * p is large, errs on the side of "noise".
@@ -39,13 +42,26 @@ class NoiseModel {
  public:
   // From the product's d sketches (bucket values pooled over the repetitions).
   explicit NoiseModel(const CompressedProduct& product);
-  // From raw sketches: d = repetitions vectors of b values at [t * b, (t + 1) * b); candidates = m * p.
-  NoiseModel(std::span<const double> sketches, int repetitions, double candidates);
+  // From raw sketches: d = repetitions vectors of b values at [t * b, (t + 1) * b); candidates = m * p;
+  // unit_roundoff: that of the precision the sketch was computed in (the floor of every error).
+  NoiseModel(std::span<const double> sketches, int repetitions, double candidates, double unit_roundoff = 0x1p-53);
 
   // P(|error of a reported estimate| >= q), measured (no Gaussian extension): what intervals use.
   double tail(double q) const;
   // The same with the Gaussian extension beyond the measured buckets: what significance uses.
   double far_tail(double q) const;
+
+  // The smallest q with P(|single error| >= q) <= p: a quantile of one repetition's error.
+  double single_quantile(double p) const;
+
+  // The sketch length at which an entry of magnitude `target` is significant with probability
+  // `power`: its agreement (target minus the worst of its d errors) must reach the agreement
+  // threshold. Both scale as 1 / sqrt(b) with ||C||_F fixed, so from this sketch (of length b)
+  // b' = b ((w + T) / target)^2, w the error quantile that all d errors stay within with
+  // probability `power`, T the threshold; rounded up to a power of two, never below b. Where the
+  // noise is heavy-tailed (a few large entries of C) its large values fall faster than 1 / sqrt(b),
+  // so b' is then an upper bound.
+  std::int64_t buckets_to_resolve(double target, double power = 0.95, double false_positive_rate = 0.05) const;
 
   // The half-width w of the interval estimate +- w that covers the exact value with probability
   // `coverage` (in (0, 1)) for an entry whose estimate is not selected by its own noise.
@@ -97,6 +113,10 @@ class NoiseModel {
   int repetitions_ = 1;
   std::int64_t buckets_ = 0;
   double candidates_ = 0, sigma_ = 0, largest_ = 0, pooled_ = 0;
+  // Rounding: where most buckets are empty the measured errors are mostly 0, yet the transforms
+  // round every estimate; intervals and thresholds are never below 16 unit roundoffs of the
+  // largest bucket.
+  double rounding_ = 0;
   // Counts of |c| in geometric bins below largest_ (kBinsPerOctave per octave), bin 0 = the largest
   // octave's top bin; values below the last bin (or zero) are counted in below_.
   std::vector<double> counts_, energy_;  // per bin: how many values, the sum of their squares

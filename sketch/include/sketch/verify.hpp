@@ -18,12 +18,13 @@ struct Metrics {
   double frobenius_estimate = 0;        // the sketch's own estimate of ||C||_F
   std::size_t top_k = 0;                // k used for recall/precision
   // Tie-aware: a returned entry counts when its exact |value| reaches the k-th largest |C| (so any
-  // of several tied k-th entries is a hit).
+  // of several tied k-th entries is a hit), within a relative 1e-9 (ties up to rounding).
   double top_k_recall = 0;              // hits / k
   double top_k_precision = 0;           // hits / returned entries
-  // The noise model's intervals (sketch/noise_model.hpp, 95 %) and significance flags (5 %) on
-  // the returned top-k: how often the interval covers the exact value, how many entries are
-  // flagged significant, and how many of those have an exact value the interval cannot tell from 0
+  // The noise model's significance flags (5 %) and intervals (95 %) on the returned top-k: how
+  // many entries are flagged significant, how often their intervals cover the exact value (NaN
+  // when none is: an entry selected for a large estimate that noise could have made carries no
+  // valid interval), and how many have an exact value the interval cannot tell from 0
   // (|exact| <= half-width): false discoveries.
   double interval_coverage = 0;
   std::size_t significant = 0, false_significant = 0;
