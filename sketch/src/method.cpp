@@ -89,11 +89,13 @@ Throughput cpu_throughput(int threads, fwht::DType precision) {
 }
 
 // One H100: DGEMM ~50 TFLOP/s, the CUDA sketch ~9e12 units/s (sketch_bench at n = 16384), C
-// formed on the device and copied to the host at ~20 GB/s to be scanned there.
+// formed on the device and copied to the host at ~20 GB/s to be scanned there. Fixed costs from
+// pagh-mm on a 4096^3 product: the exact path (cuBLAS start-up, operands to the device in f64)
+// ~0.4 s beyond its flops and copies, a sketch ~0.1 s.
 Throughput cuda_throughput() {
   Throughput t;
-  t.gemm_flops = 5e13, t.sparse_products = 1e10, t.sketch_units = 9e12, t.direct_products = 5e9, t.sketch_fixed = 0.01;
-  t.bucket_seconds = 1e-9;
+  t.gemm_flops = 5e13, t.sparse_products = 1e10, t.sketch_units = 9e12, t.direct_products = 5e9, t.sketch_fixed = 0.1;
+  t.bucket_seconds = 1e-9, t.exact_fixed = 0.4;
   t.scanned_entries = 1e9, t.transfer_bytes = 2e10, t.exact_engine = "cuBLAS DGEMM on the GPU";
   return t;
 }
@@ -108,16 +110,17 @@ MethodChoice choose_method(Method requested, const ProductCounts& counts, const 
   double exact_flops_text = 0;
   if (counts.sparse) {
     choice.exact_bytes = 16 * products;  // value and index per formed product: a bound on nnz(C)
-    choice.exact_seconds = products / rates.sparse_products + std::min(products, m * p) / rates.scanned_entries;
+    choice.exact_seconds = rates.exact_fixed + products / rates.sparse_products + std::min(products, m * p) / rates.scanned_entries;
     if (rates.transfer_bytes > 0) {  // a device forms C densely and it crosses to the host whole
       choice.exact_bytes = 8 * m * p;
-      choice.exact_seconds = products / rates.sparse_products + 8 * m * p / rates.transfer_bytes + m * p / rates.scanned_entries;
+      choice.exact_seconds =
+          rates.exact_fixed + products / rates.sparse_products + 8 * m * p / rates.transfer_bytes + m * p / rates.scanned_entries;
     }
     exact_flops_text = products;
   } else {
     exact_flops_text = 2 * m * K * p;
     choice.exact_bytes = rates.transfer_bytes > 0 ? 8 * m * p : 0;  // a device's C crosses to the host whole
-    choice.exact_seconds = exact_flops_text / rates.gemm_flops + m * p / rates.scanned_entries +
+    choice.exact_seconds = rates.exact_fixed + exact_flops_text / rates.gemm_flops + m * p / rates.scanned_entries +
                            (rates.transfer_bytes > 0 ? 8 * m * p / rates.transfer_bytes : 0);
   }
   const bool fits = memory_bytes <= 0 || choice.exact_bytes <= memory_bytes;

@@ -46,6 +46,7 @@ struct Throughput {
                                // sketches of the thread partitions, their sum, recovery)
   double scanned_entries = 0;  // the exact selection's pass over C
   double transfer_bytes = 0;   // bytes per second moved from where C is formed to where it is scanned (0: no move)
+  double exact_fixed = 0;      // seconds every exact product costs whatever its size (library start-up, copies)
   std::string exact_engine;    // "Eigen GEMM on the CPU", ...
 };
 // Eigen as this project builds it, and the CPU sketch, on `threads` threads (0 = all).
