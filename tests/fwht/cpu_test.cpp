@@ -2,11 +2,13 @@
 // normalization x compute type, sizes 2^0..2^20 (and one 2^26), batches, strides, distances,
 // in place and out of place, any thread count; plus error bounds against binary128 and every bad
 // argument. ctest runs this file three times: with the kernels the CPU selects, with
-// PAGH_FWHT_ISA=avx2 and with PAGH_FWHT_ISA=generic.
+// PAGH_FWHT_ISA=avx2 and with PAGH_FWHT_ISA=generic (isa_main.cpp caps the library's choice).
 #include <cmath>
+
 #include <functional>
 #include <limits>
 
+#include "fwht/cpu_isa.hpp"
 #include "cpu/kernels.hpp"
 #include "test_support.hpp"
 
@@ -289,7 +291,16 @@ TEST(CpuBackend, RejectsBadArguments) {
 }
 
 // describe() names the kernels' instruction set (the one select_kernels picks under this run's
-// PAGH_FWHT_ISA cap) and the schedule.
+// cap, isa_main.cpp) and the schedule.
+TEST(CpuBackend, LimitCpuIsaCapsThePlansMadeAfterIt) {
+  const CpuIsa before = cpu_isa();
+  limit_cpu_isa(CpuIsa::generic);
+  EXPECT_EQ(cpu_isa(), CpuIsa::generic);
+  EXPECT_NE(Plan({.n = 1 << 10}, DType::f32, {.threads = 1}).describe().text.find("generic kernels"), std::string::npos);
+  limit_cpu_isa(before);  // this run's cap again (isa_main.cpp)
+  EXPECT_EQ(cpu_isa(), before);
+}
+
 TEST(CpuBackend, DescribeNamesKernelsAndRoute) {
   const std::string isa = cpu::select_kernels<float>().isa;
   const std::string plain = Plan({.n = 1 << 10}, DType::f32, {.threads = 1}).describe().text;

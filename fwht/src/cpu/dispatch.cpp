@@ -1,6 +1,7 @@
 // Run-time choice of the kernels' instruction set.
-#include <cstdlib>
-#include <string_view>
+#include <atomic>
+
+#include "fwht/cpu_isa.hpp"
 
 #include "common/arithmetic.hpp"
 #include "cpu/kernels.hpp"
@@ -8,15 +9,9 @@
 namespace fwht::cpu {
 namespace {
 
-// PAGH_FWHT_ISA=generic|avx2 caps the choice (the tests run every set on the widest machine).
-Isa cap() {
-  const char* isa = std::getenv("PAGH_FWHT_ISA");
-  if (isa == nullptr) return Isa::avx512;
-  const std::string_view name(isa);
-  if (name == "generic") return Isa::generic;
-  if (name == "avx2") return Isa::avx2;
-  return Isa::avx512;
-}
+// fwht::limit_cpu_isa's cap (the tests run every set on the widest machine).
+std::atomic<Isa> g_cap{Isa::avx512};
+Isa cap() { return g_cap.load(std::memory_order_relaxed); }
 
 template <class T, bool kFloating, bool kPlain>
 struct Table {
@@ -65,6 +60,25 @@ Kernels<T> best() {
 }
 
 }  // namespace
+
+}  // namespace fwht::cpu
+
+namespace fwht {
+
+void limit_cpu_isa(CpuIsa widest) {
+  cpu::g_cap.store(widest == CpuIsa::generic ? cpu::Isa::generic : widest == CpuIsa::avx2 ? cpu::Isa::avx2 : cpu::Isa::avx512,
+                   std::memory_order_relaxed);
+}
+
+CpuIsa cpu_isa() {
+  for (cpu::Isa isa : {cpu::Isa::avx512, cpu::Isa::avx2})
+    if (isa <= cpu::g_cap.load(std::memory_order_relaxed) && cpu::isa_available(isa)) return isa == cpu::Isa::avx512 ? CpuIsa::avx512 : CpuIsa::avx2;
+  return CpuIsa::generic;
+}
+
+}  // namespace fwht
+
+namespace fwht::cpu {
 
 bool isa_available(Isa isa) {
   switch (isa) {

@@ -52,8 +52,8 @@ enum class Isa { generic, avx2, avx512 };
 bool isa_available(Isa isa);
 // The kernels of one available instruction set (the emulated and 128-bit types: generic only).
 template <class T> Kernels<T> kernels_of(Isa isa);
-// The kernels of the best available instruction set (PAGH_FWHT_ISA=generic|avx2 caps the choice,
-// for tests of the narrower kernels on wider machines).
+// The kernels of the best available instruction set (fwht::limit_cpu_isa caps the choice, for
+// tests of the narrower kernels on wider machines).
 template <class T> Kernels<T> select_kernels();
 
 #define FWHT_DECLARE_ISA_KERNELS(isa)                                                        \
