@@ -5,7 +5,9 @@
 
 #include <Eigen/Dense>
 #include <Eigen/SparseCore>
+#include <cstring>
 #include <random>
+#include <string>
 
 #include "sketch/compress.hpp"
 #include "sketch/verify.hpp"
@@ -30,6 +32,14 @@ inline std::pair<Eigen::MatrixXd, Eigen::MatrixXd> sparse_integer_pair(int m, in
   }
   for (int k = pairs; k < K; ++k) A(row(rng), k) = nonzero();  // B's row k is zero: no contribution
   return {A, B};
+}
+
+// Bit-identical sketches (and hence Frobenius estimates).
+inline void expect_same_sketches(const CompressedProduct& a, const CompressedProduct& b, const std::string& what) {
+  ASSERT_EQ(a.repetitions(), b.repetitions()) << what;
+  for (int t = 0; t < a.repetitions(); ++t)
+    ASSERT_EQ(std::memcmp(a.sketch(t).data(), b.sketch(t).data(), a.sketch(t).size_bytes()), 0) << what << ", repetition " << t;
+  ASSERT_EQ(a.frobenius_estimate(), b.frobenius_estimate()) << what;
 }
 
 inline Eigen::MatrixXd gaussian(int rows, int cols, std::mt19937_64& rng, double scale = 1.0) {

@@ -11,13 +11,6 @@
 namespace pagh::test {
 namespace {
 
-void expect_same_sketches(const CompressedProduct& a, const CompressedProduct& b, const std::string& what) {
-  ASSERT_EQ(a.repetitions(), b.repetitions()) << what;
-  for (int t = 0; t < a.repetitions(); ++t)
-    ASSERT_EQ(std::memcmp(a.sketch(t).data(), b.sketch(t).data(), a.sketch(t).size_bytes()), 0) << what << ", repetition " << t;
-  ASSERT_EQ(a.frobenius_estimate(), b.frobenius_estimate()) << what;
-}
-
 TEST(SketchThreads, SketchesAreBitIdenticalFor1237Threads) {
   std::mt19937_64 rng(17);
   // K = 300 inner indices: more than the 16 fixed ranges the sum is split into, uneven per thread.
