@@ -136,6 +136,7 @@ struct Sketched {
   pagh::RecoveryStats recovery;
   std::vector<pagh::Entry> selected;
   double select_ms = 0;
+  std::optional<pagh::NoiseModel> noise;  // of the sketch as selected from (after any subtraction)
 };
 
 std::unique_ptr<Sketched> sketch_and_select(SketchBackend& backend, const InputMatrix& a, const InputMatrix& b, const MultiplyOptions& o,
@@ -163,6 +164,7 @@ std::unique_ptr<Sketched> sketch_and_select(SketchBackend& backend, const InputM
     if (out->diagonal.excluded) std::erase_if(out->selected, [](const pagh::Entry& e) { return e.row == e.col; });
   }
   out->select_ms = ms_since(t);
+  out->noise.emplace(product);
   return out;
 }
 
@@ -173,8 +175,7 @@ double resolve_target(const MultiplyOptions& o, const Sketched& s) {
   if (o.sketch.size_given || o.threshold || s.selected.size() < o.top || o.top == 0) return 0;
   const pagh::Entry& kth = s.selected[o.top - 1];
   if (s.diagonal.on_diagonal(kth)) return 0;  // known exactly
-  const pagh::NoiseModel noise(*s.product);
-  return noise.assess(*s.product, kth).significant ? 0.0 : std::fabs(kth.value);
+  return s.noise->assess(*s.product, kth).significant ? 0.0 : std::fabs(kth.value);
 }
 
 // The longest sketch chosen automatically: what a quarter of the available memory holds (d
@@ -332,7 +333,7 @@ int run_multiply(const std::vector<std::string>& args) {
   for (int round = 0; round < 2; ++round) {
     const double target = resolve_target(o, *sketched);
     if (!(target > 0)) break;
-    const pagh::NoiseModel pilot(*sketched->product);
+    const pagh::NoiseModel& pilot = *sketched->noise;
     const std::int64_t pilot_b = sketched->product->buckets(), wanted = pilot.buckets_to_resolve(target);
     const std::int64_t cap = largest_auto_buckets(o, first_b);
     char note[400];
@@ -378,7 +379,7 @@ int run_multiply(const std::vector<std::string>& args) {
       std::fprintf(stderr, "pagh-mm: the exact diagonal (%.3g of ||C||_F^2) was subtracted from the sketch\n", diagonal.energy_share);
   }
   progress.stage(++stage, stages, "selecting entries");
-  const pagh::NoiseModel noise(product);
+  const pagh::NoiseModel& noise = *sketched->noise;
   report.entries = to_reported(selected, product, noise);
   for (auto& e : report.entries)
     if (diagonal.subtracted && e.row == e.col) mark_known(e);

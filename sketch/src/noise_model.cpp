@@ -85,6 +85,7 @@ NoiseModel::NoiseModel(std::span<const double> sketches, int repetitions, double
     }
     below_ += mine[kBins], below_energy_ += mine[2 * kBins + 1];
   }
+  half_width_95_ = half_width(0.95);
 }
 
 double NoiseModel::single_tail(double q) const {
@@ -134,6 +135,7 @@ double smallest_with(F f, double target, double hi) {
 }  // namespace
 
 double NoiseModel::half_width(double coverage) const {
+  if (coverage == 0.95 && half_width_95_ > 0) return half_width_95_;
   if (!(coverage > 0 && coverage < 1)) return coverage >= 1 ? INFINITY : 0.0;
   if (!(largest_ > 0)) return 0.0;
   return std::max(rounding_, smallest_with([&](double q) { return tail(q); }, 1 - coverage, largest_));

@@ -117,6 +117,7 @@ class NoiseModel {
   // round every estimate; intervals and thresholds are never below 16 unit roundoffs of the
   // largest bucket.
   double rounding_ = 0;
+  double half_width_95_ = 0;  // half_width(0.95), asked for every reported entry: computed once
   // Counts of |c| in geometric bins below largest_ (kBinsPerOctave per octave), bin 0 = the largest
   // octave's top bin; values below the last bin (or zero) are counted in below_.
   std::vector<double> counts_, energy_;  // per bin: how many values, the sum of their squares
