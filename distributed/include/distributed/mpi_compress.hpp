@@ -1,0 +1,118 @@
+// Pagh's compressed product across MPI processes. The sketch is linear in the inner dimension,
+// P_t = sum_k (H a_k) (.) (H b_k), so processes that hold disjoint sets of inner indices k (columns of A,
+// the same rows of B) sketch their parts independently with the same hash tables (the same seed) and
+// the sum of their sketches is the sketch of the whole product:
+//
+//   // Each rank holds A_local = A[:, its k] and B_local = B[its k, :] (any disjoint split, even empty).
+//   pagh::CompressedProduct C = pagh::mpi::compress(A_local, B_local, {.seed = 42}, MPI_COMM_WORLD);
+//   for (const pagh::Entry& e : C.top_k(10)) ...           // the same answer on every rank
+//
+// With a GPU per rank, sketch with sketch/cuda.hpp and sum the host copies:
+//
+//   auto partial = pagh::cuda::compress(A_local, B_local, params, {.device = pagh::mpi::local_rank(comm) % gpus});
+//   pagh::mpi::agree(comm, nullptr);                          // (inside a try: see agree())
+//   pagh::CompressedProduct C = *pagh::mpi::sum_sketches(partial.to_host(), comm);
+//
+// Results: the ranks' d * b partial sketches (double) are summed by MPI_Allreduce (every rank) or
+// MPI_Reduce (one root), in the order MPI's reduction algorithm chooses (fixed for a given MPI
+// library, rank count and size, not necessarily rank order). Integer-valued inputs whose sums are
+// exact in the sketch precision give the single-process sketch bit for bit; other inputs agree with
+// it to rounding (the single process sums k in its own fixed partitions).
+//
+// Failures: every function here is collective. A rank that fails while the others wait would leave
+// them waiting for ever, so failures are agreed on first: when any rank fails, every rank throws the
+// same RankFailure (the lowest failing rank's message), and none enters the reduction.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <exception>
+#include <optional>
+#include <string>
+
+#include "pagh/error.hpp"
+#include "sketch/compress.hpp"
+#include "sketch/compressed_product.hpp"
+
+namespace pagh::mpi {
+
+// root argument of sum_sketches: every rank receives the sum.
+inline constexpr int kEveryRank = -1;
+
+// Thrown on every rank of the communicator when some rank failed. what() is that rank's message as
+// it was (so that a command-line tool can print it as its own); code() the status that rank gave
+// agree() (1 for agree(comm, exception_ptr)).
+class RankFailure : public pagh::Error {
+ public:
+  RankFailure(int rank, int code, const std::string& message) : pagh::Error(message), rank_(rank), code_(code) {}
+  int rank() const { return rank_; }
+  int code() const { return code_; }
+
+ private:
+  int rank_, code_;
+};
+
+// Wall-clock times of one distributed compress on this rank, in milliseconds: its own sketch, the
+// wait for the slowest rank (load imbalance; agreeing on failures), the reduction of the sketches.
+struct ReduceTimings {
+  double local_ms = 0, wait_ms = 0, reduce_ms = 0;
+};
+
+// Collective: code 0 means this rank is fine; anything else is a failure with that status and
+// message. If any rank failed, every rank throws RankFailure with the lowest failing rank's code and
+// message; otherwise it returns on every rank. Waits without spinning a core (ranks that finished
+// early sleep between polls rather than busy-waiting in MPI), so that idle ranks leave the cores to
+// the ranks still working.
+void agree(MPI_Comm comm, int code, const std::string& message);
+// The same with this rank's exception, if any (nullptr: this rank is fine): code 1, its what().
+void agree(MPI_Comm comm, std::exception_ptr failure);
+
+// Collective: the sum of the ranks' partial products, on every rank (root = kEveryRank) or on root
+// only (the others get nullopt). Every rank must pass a product of the same shape m x p, sketch
+// length, repetitions, seed and precision (checked: otherwise every rank throws the same
+// pagh::Error); the result's inner() is the sum of theirs and its timings() this rank's own.
+// Sketches longer than 2^31 values are reduced in pieces.
+std::optional<CompressedProduct> sum_sketches(const CompressedProduct& partial, MPI_Comm comm, int root = kEveryRank,
+                                              ReduceTimings* timings = nullptr);
+
+// This process's rank among the ranks of comm that share its node (MPI_COMM_TYPE_SHARED): the
+// usual way to pick one GPU per rank.
+int local_rank(MPI_Comm comm);
+
+// Collective: the compressed product of A = [A_local of every rank] (columns) and B = [B_local of
+// every rank] (rows), as pagh::compress would give it in one process (see the top of this file for
+// the sum order), on every rank or on root only. A_local is m x K_r and B_local is K_r x p (K_r may
+// be 0); m, p and params must be the same on every rank. Any overload of pagh::compress (dense,
+// sparse, float, double) applies.
+template <class MatrixA, class MatrixB>
+std::optional<CompressedProduct> compress(const MatrixA& A_local, const MatrixB& B_local, const SketchParams& params,
+                                          MPI_Comm comm, int root, ReduceTimings* timings = nullptr);
+
+template <class MatrixA, class MatrixB>
+CompressedProduct compress(const MatrixA& A_local, const MatrixB& B_local, const SketchParams& params, MPI_Comm comm) {
+  return *compress(A_local, B_local, params, comm, kEveryRank);
+}
+
+// Implementation of the template above: the local sketch, agreement, the sum.
+double wall_ms();
+template <class MatrixA, class MatrixB>
+std::optional<CompressedProduct> compress(const MatrixA& A_local, const MatrixB& B_local, const SketchParams& params,
+                                          MPI_Comm comm, int root, ReduceTimings* timings) {
+  const double start = wall_ms();
+  std::optional<CompressedProduct> partial;
+  std::exception_ptr failure;
+  try {
+    partial.emplace(pagh::compress(A_local, B_local, params));
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  const double sketched = wall_ms();
+  agree(comm, failure);
+  const double agreed = wall_ms();
+  std::optional<CompressedProduct> sum = sum_sketches(*partial, comm, root, timings);
+  if (timings) timings->local_ms = sketched - start, timings->wait_ms = agreed - sketched;
+  return sum;
+}
+
+}  // namespace pagh::mpi

@@ -1,0 +1,124 @@
+// Agreement on failures and the sum of partial sketches (distributed/mpi_compress.hpp).
+#include "distributed/mpi_compress.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <thread>
+#include <vector>
+
+namespace pagh::mpi {
+namespace {
+
+constexpr const char* kWhere = "pagh::mpi::sum_sketches";
+// MPI counts are int: reduce at most this many doubles per call (1 GiB).
+constexpr std::int64_t kPieceValues = std::int64_t{1} << 27;
+
+// Polls a non-blocking collective with growing sleeps instead of MPI's busy wait, which would keep
+// a core spinning on every rank that waits for a slower one.
+void wait_without_spinning(MPI_Request& request) {
+  auto pause = std::chrono::microseconds(20);
+  for (;;) {
+    int done = 0;
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(2000));
+  }
+}
+
+std::string describe(std::exception_ptr failure) {
+  try {
+    std::rethrow_exception(failure);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "unknown exception";
+  }
+}
+
+// Throws the same pagh::Error on every rank unless every rank passed the same values.
+void check_same_on_every_rank(MPI_Comm comm, const std::vector<std::pair<const char*, std::uint64_t>>& fields) {
+  const std::size_t n = fields.size();
+  // max over ranks of v and of ~v: every rank has the same v iff max(v) == ~max(~v) (= min(v)).
+  std::vector<std::uint64_t> both(2 * n);
+  for (std::size_t i = 0; i < n; ++i) both[i] = fields[i].second, both[n + i] = ~fields[i].second;
+  MPI_Allreduce(MPI_IN_PLACE, both.data(), static_cast<int>(2 * n), MPI_UINT64_T, MPI_MAX, comm);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t largest = both[i], smallest = ~both[n + i];
+    if (largest != smallest)
+      throw Error(kWhere, std::string("the ranks' partial products differ in ") + fields[i].first + " (from " +
+                              std::to_string(smallest) + " to " + std::to_string(largest) +
+                              "): every rank must sketch with the same shape and parameters");
+  }
+}
+
+}  // namespace
+
+double wall_ms() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void agree(MPI_Comm comm, int code, const std::string& message) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  int first = code != 0 ? rank : INT_MAX;
+  MPI_Request request;
+  MPI_Iallreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm, &request);
+  wait_without_spinning(request);
+  if (first == INT_MAX) return;
+  std::int64_t header[2] = {code, static_cast<std::int64_t>(message.size())};
+  MPI_Bcast(header, 2, MPI_INT64_T, first, comm);
+  std::string text = rank == first ? message : std::string(static_cast<std::size_t>(header[1]), '\0');
+  MPI_Bcast(text.data(), static_cast<int>(header[1]), MPI_CHAR, first, comm);
+  throw RankFailure(first, static_cast<int>(header[0]), text);
+}
+
+void agree(MPI_Comm comm, std::exception_ptr failure) {
+  if (failure) agree(comm, 1, describe(failure));
+  else agree(comm, 0, "");
+}
+
+std::optional<CompressedProduct> sum_sketches(const CompressedProduct& partial, MPI_Comm comm, int root, ReduceTimings* timings) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  if (root != kEveryRank && (root < 0 || root >= size))
+    throw Error(kWhere, "root " + std::to_string(root) + " is not a rank of the communicator (size " + std::to_string(size) + ")");
+  check_same_on_every_rank(comm, {{"rows", static_cast<std::uint64_t>(partial.rows())},
+                                  {"columns", static_cast<std::uint64_t>(partial.cols())},
+                                  {"sketch length", static_cast<std::uint64_t>(partial.buckets())},
+                                  {"repetitions", static_cast<std::uint64_t>(partial.repetitions())},
+                                  {"seed", partial.params().seed},
+                                  {"precision", static_cast<std::uint64_t>(partial.params().precision)}});
+  std::int64_t inner = partial.inner();
+  MPI_Allreduce(MPI_IN_PLACE, &inner, 1, MPI_INT64_T, MPI_SUM, comm);
+
+  const double start = wall_ms();
+  const std::int64_t b = partial.buckets(), values = b * partial.repetitions();
+  const double* mine = partial.sketch(0).data();  // the d sketches are contiguous (compressed_product.hpp)
+  std::vector<double> sum;
+  if (root == kEveryRank || rank == root) sum.assign(mine, mine + values);
+  for (std::int64_t at = 0; at < values; at += kPieceValues) {
+    const int count = static_cast<int>(std::min(kPieceValues, values - at));
+    if (root == kEveryRank) MPI_Allreduce(MPI_IN_PLACE, sum.data() + at, count, MPI_DOUBLE, MPI_SUM, comm);
+    else if (rank == root) MPI_Reduce(MPI_IN_PLACE, sum.data() + at, count, MPI_DOUBLE, MPI_SUM, root, comm);
+    else MPI_Reduce(mine + at, nullptr, count, MPI_DOUBLE, MPI_SUM, root, comm);
+  }
+  if (timings) timings->reduce_ms = wall_ms() - start;
+  if (root != kEveryRank && rank != root) return std::nullopt;
+  return CompressedProduct(partial.rows(), partial.cols(), inner, partial.params(), partial.tables(), std::move(sum),
+                           partial.timings());
+}
+
+int local_rank(MPI_Comm comm) {
+  int rank = 0, local = 0;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm node;
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+  MPI_Comm_rank(node, &local);
+  MPI_Comm_free(&node);
+  return local;
+}
+
+}  // namespace pagh::mpi
