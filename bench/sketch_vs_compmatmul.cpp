@@ -1,0 +1,186 @@
+// sketch_vs_compmatmul: pagh's CPU sketch (pagh::compress) and compmatmul's (Andersson & Karppa 2026,
+// github.com/mkarppa/compmatmul, header-only, its FWHT answered by FFHT: compmatmul_fxt_shim/) timed
+// in one process, interleaved. Built only when CMake is given both checkouts (-DPAGH_COMPMATMUL_DIR=...
+// -DPAGH_FFHT_DIR=...); neither is ever part of the library.
+//
+//   sketch_vs_compmatmul [--n 1024,2048,4096] [--d 1,3] [--threads 1,2] [--rounds 7]
+//
+// Dense Gaussian fp64 A (n x n) and B (n x n), b = 8n, d repetitions. Both read the same memory:
+// A column-major is compmatmul's A^T row-major, and B is row-major (pagh::RowMajorMatrixXd), the
+// layouts each library reads without rearranging. Each round runs both (who goes first alternates)
+// with a fresh seed, so neither reuses hash tables; the time is the whole call, from the inputs to
+// the d time-domain sketches (pagh: arranging lines, drawing tables, sketching, inverse; compmatmul:
+// drawing its multiply-add-shift hash functions, sketching with per-repetition locks, inverse). The
+// table gives medians over rounds and pagh's median phases from its CompressTimings. Before timing,
+// both sketches are checked against the product's Frobenius norm: sum_h c_t[h]^2 estimates ||AB||_F^2
+// without bias (relative spread about sqrt(2/b)), so each must come within 10% of the exact value.
+#include <omp.h>
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <memory>  // compmatmul's matmul_sketch.hpp uses std::unique_ptr without including it
+
+#include "hashing.hpp"      // compmatmul's multiply_add_shift_hash
+#include "matmul_fwht.hpp"  // compmatmul, with COMPMATMUL_USE_FXT and the FXT shim
+#include "sketch/compress.hpp"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: sketch_vs_compmatmul [--n N,...] [--d D,...] [--threads T,...] [--rounds R]\n"
+    "Times pagh::compress and compmatmul's FWHT sketch (dense Gaussian fp64, b = 8n) interleaved in one process.\n";
+
+[[noreturn]] void usage_error(const std::string& why) {
+  std::fprintf(stderr, "sketch_vs_compmatmul: %s\n%s", why.c_str(), kUsage);
+  std::exit(64);
+}
+
+std::vector<int> parse_list(const std::string& option, const std::string& text, int lo, int hi) {
+  std::vector<int> values;
+  for (std::size_t at = 0; at <= text.size();) {
+    const std::size_t comma = std::min(text.find(',', at), text.size());
+    const std::string part = text.substr(at, comma - at);
+    char* end = nullptr;
+    const long v = std::strtol(part.c_str(), &end, 10);
+    if (part.empty() || *end != '\0' || v < lo || v > hi)
+      usage_error(option + ": '" + part + "' is not an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    values.push_back(static_cast<int>(v));
+    at = comma + 1;
+  }
+  return values;
+}
+
+double now_ms() { return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+double median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+double sum_of_squares(const double* x, std::size_t count) {
+  double s = 0;
+  for (std::size_t i = 0; i < count; ++i) s += x[i] * x[i];
+  return s;
+}
+
+struct Inputs {
+  Eigen::MatrixXd A;          // n x n column-major = compmatmul's A^T (K x n) row-major
+  pagh::RowMajorMatrixXd B;   // n x n row-major, as compmatmul reads it
+  double frobenius_squared;   // ||AB||_F^2, exact
+};
+
+Inputs make_inputs(int n) {
+  Inputs in;
+  in.A.resize(n, n);
+  in.B.resize(n, n);
+  std::mt19937_64 rng(20261126 + static_cast<unsigned>(n));
+  std::normal_distribution<double> normal;
+  for (Eigen::Index i = 0; i < in.A.size(); ++i) in.A.data()[i] = normal(rng);
+  for (Eigen::Index i = 0; i < in.B.size(); ++i) in.B.data()[i] = normal(rng);
+  in.frobenius_squared = (in.A * in.B).squaredNorm();
+  return in;
+}
+
+void compare(const Inputs& in, int n, int d, int threads, int rounds) {
+  const int b = 8 * n;
+  const pagh::SketchParams base{.buckets = b, .repetitions = d, .precision = fwht::DType::f64, .threads = threads};
+  auto run_pagh = [&](std::uint64_t seed) {
+    pagh::SketchParams params = base;
+    params.seed = seed;
+    return pagh::compress(in.A, in.B, params);
+  };
+  auto run_cmm = [&](std::uint64_t seed) {
+    omp_set_num_threads(threads);
+    return compmatmul::matmul_compressed_product_fwht<compmatmul::multiply_add_shift_hash>(n, n, n, in.A.data(), in.B.data(), d, b,
+                                                                                            seed);
+  };
+
+  // Both must sketch this product: each repetition's energy near ||AB||_F^2.
+  {
+    const auto pagh_sketch = run_pagh(1);
+    const auto cmm_sketch = run_cmm(1);
+    for (int t = 0; t < d; ++t) {
+      const auto s = pagh_sketch.sketch(t);
+      const double e_pagh = sum_of_squares(s.data(), s.size()) / in.frobenius_squared;
+      const double e_cmm = sum_of_squares(cmm_sketch.p.get() + static_cast<std::size_t>(t) * b, static_cast<std::size_t>(b)) / in.frobenius_squared;
+      if (std::abs(e_pagh - 1) > 0.1 || std::abs(e_cmm - 1) > 0.1) {
+        std::fprintf(stderr, "sketch_vs_compmatmul: n %d d %d repetition %d: sketch energy / ||AB||_F^2 = %.3f (pagh), %.3f (compmatmul)\n", n,
+                     d, t, e_pagh, e_cmm);
+        std::exit(70);
+      }
+    }
+  }
+
+  std::vector<double> pagh_ms, cmm_ms, arrange, hashing, sketching, inverse;
+  for (int r = 0; r < rounds; ++r) {
+    const std::uint64_t seed = 1000 + static_cast<std::uint64_t>(r);
+    for (int which = 0; which < 2; ++which) {
+      const bool pagh = (which == 0) == (r % 2 == 0);
+      const double start = now_ms();
+      if (pagh) {
+        const auto product = run_pagh(seed);
+        pagh_ms.push_back(now_ms() - start);
+        const auto& t = product.timings();
+        arrange.push_back(t.total_ms - t.hashing_ms - t.sketching_ms - t.inverse_ms);
+        hashing.push_back(t.hashing_ms), sketching.push_back(t.sketching_ms), inverse.push_back(t.inverse_ms);
+      } else {
+        const auto sketch = run_cmm(seed);
+        cmm_ms.push_back(now_ms() - start);
+      }
+    }
+  }
+  const double p = median(pagh_ms), c = median(cmm_ms);
+  std::printf("%6d %7d %3d %7d %10.1f %10.1f %7.3f   %6.1f %6.1f %8.1f %6.1f\n", n, b, d, threads, p, c, p / c, median(arrange),
+              median(hashing), median(sketching), median(inverse));
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int> ns{1024, 2048, 4096}, ds{1, 3}, thread_counts{1, 2};
+  int rounds = 7;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    if (i + 1 >= argc) usage_error(arg + " needs a value");
+    const std::string value = argv[++i];
+    if (arg == "--n") {
+      ns = parse_list(arg, value, 2, 1 << 15);
+      for (int n : ns)
+        if ((n & (n - 1)) != 0) usage_error("--n: " + std::to_string(n) + " is not a power of two (b = 8n must be one)");
+    } else if (arg == "--d") {
+      ds = parse_list(arg, value, 1, 64);
+    } else if (arg == "--threads") {
+      thread_counts = parse_list(arg, value, 1, 1024);
+    } else if (arg == "--rounds") {
+      rounds = parse_list(arg, value, 1, 100000).front();
+    } else {
+      usage_error("unknown option " + arg);
+    }
+  }
+  std::printf("%6s %7s %3s %7s %10s %10s %7s   %6s %6s %8s %6s\n", "n", "b", "d", "threads", "pagh_ms", "cmm_ms", "pagh/cmm", "arrange",
+              "hash", "sketch", "inverse");
+  try {
+    for (int n : ns) {
+      const Inputs in = make_inputs(n);
+      for (int d : ds)
+        for (int threads : thread_counts) compare(in, n, d, threads, rounds);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "sketch_vs_compmatmul: %s\n", e.what());
+    return 70;
+  }
+  return 0;
+}
