@@ -15,6 +15,7 @@
 
 #include "matrix_io/error.hpp"
 #include "matrix_io/read.hpp"
+#include "fast_tokens.hpp"
 #include "number_tokens.hpp"
 
 namespace pagh::matrix_io::detail {
@@ -54,11 +55,51 @@ class EntryParser {
     const char* p = block.data();
     const char* const end = p + block.size();
     while (p < end) {
+      ++line_;
+      if (const char* next = parse_common_line<format, field>(p, end)) {
+        p = next;
+        continue;
+      }
       const char* eol = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
       if (eol == nullptr) eol = end;
-      ++line_;
       parse_line<format, field>(p, eol);
       p = eol + 1;
+    }
+  }
+
+  // The common line (fast_tokens.hpp: blank, or an entry of plain indices and a finite value), read
+  // in one pass without first finding its end. Returns where the next line starts, or nullptr with
+  // nothing done when the line needs parse_line (comments, signs, errors, integer values, ...).
+  template <Format format, Field field>
+  const char* parse_common_line(const char* p, const char* end) {
+    if constexpr (field == Field::integer) {
+      return nullptr;
+    } else {
+      p = skip_blanks(p, end);
+      Scalar value{1};
+      std::int64_t row = 0, col = 0;
+      if (p == end || *p == '\n') return p == end ? end : p + 1;  // a blank line
+      if constexpr (format == Format::array) {
+        if (header_.field == Field::integer || !fast_real(p, end, value)) return nullptr;
+      } else {
+        if (!fast_index(p, end, header_.rows, row)) return nullptr;
+        p = skip_blanks(p, end);
+        if (!fast_index(p, end, header_.cols, col)) return nullptr;
+        if constexpr (field == Field::real) {
+          p = skip_blanks(p, end);
+          if (!fast_real(p, end, value)) return nullptr;
+        }
+      }
+      p = skip_blanks(p, end);
+      if (p != end && *p != '\n') return nullptr;
+      if constexpr (format == Format::array) {
+        sink_.add_value(value);
+      } else {
+        if (header_.symmetry == Symmetry::skew_symmetric && row == col) return nullptr;
+        sink_.add(row, col, value);
+      }
+      ++read_;
+      return p == end ? end : p + 1;
     }
   }
 

@@ -6,7 +6,9 @@
 // In parallel, with the same result bit for bit on any thread count: each thread owns a range of
 // columns and walks all entries in file order, counting and then placing only those of its columns
 // (so each column receives its entries in file order, as one thread would place them); columns are
-// then sorted and their duplicates summed independently.
+// then sorted and their duplicates summed independently. Entries of a general file that are already
+// in column order (what most writers produce) skip the placing: the chunks are copied into the
+// result's arrays as they are, and columns that are sorted without duplicates are not touched.
 #pragma once
 
 #include <algorithm>
@@ -110,6 +112,118 @@ void close_gaps(SparseMatrix<Scalar, Index>& matrix, Length&& length) {
   matrix.resizeNonZeros(write);
 }
 
+// Sorts and sums every column where it is, then closes the gaps left by summed duplicates. In
+// parallel only when the columns are not far more than the entries (kept costs one index a column).
+template <class Scalar, class Index>
+void sort_and_sum_columns(SparseMatrix<Scalar, Index>& matrix, std::uint64_t total, int threads) {
+  const Index* const outer = matrix.outerIndexPtr();
+  Index* const inner = matrix.innerIndexPtr();
+  Scalar* const values = matrix.valuePtr();
+  const auto cols = static_cast<Index>(matrix.cols());
+  if (threads > 1 && static_cast<std::uint64_t>(cols) <= total) {
+    std::vector<Index> kept(static_cast<std::size_t>(cols));
+    std::uint64_t kept_total = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : kept_total)
+    {
+      std::vector<std::pair<Index, Scalar>> scratch;
+#pragma omp for schedule(dynamic, 1024)
+      for (Index j = 0; j < cols; ++j) {
+        kept[static_cast<std::size_t>(j)] = sort_and_sum_column(inner, values, outer[j], outer[j + 1], scratch);
+        kept_total += static_cast<std::uint64_t>(kept[static_cast<std::size_t>(j)]);
+      }
+    }
+    if (kept_total != total) close_gaps(matrix, [&](Index j) { return kept[static_cast<std::size_t>(j)]; });
+    return;
+  }
+  std::vector<std::pair<Index, Scalar>> scratch;
+  close_gaps(matrix, [&](Index j) { return sort_and_sum_column(inner, values, outer[j], outer[j + 1], scratch); });
+}
+
+// How the entries of a general file are ordered: columns never decreasing (as most writers list
+// them), and also rows strictly increasing within each column (nothing to sort, no duplicates).
+struct EntryOrder {
+  bool by_column = true;
+  bool strictly = true;
+};
+
+template <class Scalar, class Index>
+EntryOrder entry_order(const std::vector<Chunk<Scalar, Index>>& chunks, int threads) {
+  std::vector<EntryOrder> orders(chunks.size());
+  const auto count = static_cast<std::int64_t>(chunks.size());
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1 && count > 1)
+  for (std::int64_t i = 0; i < count; ++i) {
+    const Chunk<Scalar, Index>& chunk = chunks[static_cast<std::size_t>(i)];
+    const Index* const rows = chunk.rows.data();
+    const Index* const cols = chunk.cols.data();
+    bool by_column = true, strictly = true;
+    // In blocks without early exits (so that the compiler vectorises), stopping once out of order.
+    constexpr std::size_t block = 4096;
+    for (std::size_t begin = 1; begin < chunk.cols.size() && by_column; begin += block) {
+      const std::size_t stop = std::min(chunk.cols.size(), begin + block);
+      for (std::size_t k = begin; k < stop; ++k) {
+        by_column &= cols[k] >= cols[k - 1];
+        strictly &= cols[k] > cols[k - 1] || rows[k] > rows[k - 1];
+      }
+    }
+    orders[static_cast<std::size_t>(i)] = {by_column, strictly && by_column};
+  }
+  EntryOrder order;
+  const Chunk<Scalar, Index>* previous = nullptr;  // the last chunk with entries
+  for (std::size_t i = 0; i < chunks.size(); ++i) {
+    if (chunks[i].cols.empty()) continue;
+    order.by_column &= orders[i].by_column;
+    order.strictly &= orders[i].strictly;
+    if (previous != nullptr) {
+      const Index col = chunks[i].cols.front(), last_col = previous->cols.back();
+      order.by_column &= col >= last_col;
+      order.strictly &= col > last_col || (col == last_col && chunks[i].rows.front() > previous->rows.back());
+    }
+    previous = &chunks[i];
+  }
+  order.strictly &= order.by_column;
+  return order;
+}
+
+// Assembly of entries in column order: the chunks' rows and values are the result's arrays already,
+// in place; each column starts at its first entry. Linear, and in parallel over the chunks.
+template <class Scalar, class Index>
+SparseMatrix<Scalar, Index> assemble_column_ordered(const Header& header, std::vector<Chunk<Scalar, Index>>& chunks,
+                                                    std::uint64_t total, bool strictly, int threads) {
+  SparseMatrix<Scalar, Index> matrix(header.rows, header.cols);
+  matrix.resizeNonZeros(static_cast<Eigen::Index>(total));
+  Index* const outer = matrix.outerIndexPtr();
+  Index* const inner = matrix.innerIndexPtr();
+  Scalar* const values = matrix.valuePtr();
+  // Where each chunk's entries go, and the column of the entry before its first (-1 for none).
+  std::vector<Index> start(chunks.size()), column_before(chunks.size());
+  Index at = 0, last_col = -1;
+  for (std::size_t i = 0; i < chunks.size(); ++i) {
+    start[i] = at;
+    column_before[i] = last_col;
+    at += static_cast<Index>(chunks[i].cols.size());
+    if (!chunks[i].cols.empty()) last_col = chunks[i].cols.back();
+  }
+  const auto count = static_cast<std::int64_t>(chunks.size());
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1 && count > 1)
+  for (std::int64_t i = 0; i < count; ++i) {
+    Chunk<Scalar, Index>& chunk = chunks[static_cast<std::size_t>(i)];
+    const Index first = start[static_cast<std::size_t>(i)];
+    std::copy(chunk.rows.begin(), chunk.rows.end(), inner + first);
+    std::copy(chunk.values.begin(), chunk.values.end(), values + first);
+    // Columns (column_before, col] start at this entry: chunks write disjoint ranges of outer.
+    Index before = column_before[static_cast<std::size_t>(i)];
+    for (std::size_t k = 0; k < chunk.cols.size(); ++k) {
+      const Index col = chunk.cols[k];
+      for (Index j = before + 1; j <= col; ++j) outer[j] = first + static_cast<Index>(k);
+      before = col;
+    }
+    chunk = {};
+  }
+  for (Index j = last_col + 1; j <= static_cast<Index>(header.cols); ++j) outer[j] = static_cast<Index>(total);
+  if (!strictly) sort_and_sum_columns(matrix, total, total >= (std::uint64_t{1} << 16) ? threads : 1);
+  return matrix;
+}
+
 template <class Scalar, class StorageIndex>
 SparseMatrix<Scalar, StorageIndex> assemble_sparse(const Header& header,
                                                    std::vector<Chunk<Scalar, StorageIndex>>& chunks,
@@ -125,6 +239,10 @@ SparseMatrix<Scalar, StorageIndex> assemble_sparse(const Header& header,
   }
   if (std::string refusal = sparse_refusal<Scalar, Index>(header, total, max_result_bytes); !refusal.empty())
     throw MatrixMarketError(name, 0, refusal);
+  if (!mirror) {
+    if (const EntryOrder order = entry_order(chunks, threads); order.by_column)
+      return assemble_column_ordered(header, chunks, total, order.strictly, threads);
+  }
 
   SparseMatrix<Scalar, Index> matrix(header.rows, header.cols);  // column pointers start at zero
   Index* const outer = matrix.outerIndexPtr();
@@ -155,27 +273,7 @@ SparseMatrix<Scalar, StorageIndex> assemble_sparse(const Header& header,
   for (Index j = cols; j > 0; --j) outer[j] = outer[j - 1];
   outer[0] = 0;
   for (auto& list : chunks) list = {};  // release the entries before sorting
-
-  // Sort and sum every column where it is; then close the gaps left by summed duplicates. In
-  // parallel only when the columns are not far more than the entries (kept costs one index a column).
-  if (parts > 1 && static_cast<std::uint64_t>(cols) <= total) {
-    std::vector<Index> kept(static_cast<std::size_t>(cols));
-    std::uint64_t kept_total = 0;
-#pragma omp parallel num_threads(threads) reduction(+ : kept_total)
-    {
-      std::vector<std::pair<Index, Scalar>> scratch;
-#pragma omp for schedule(dynamic, 1024)
-      for (Index j = 0; j < cols; ++j) {
-        kept[static_cast<std::size_t>(j)] = sort_and_sum_column(inner, values, outer[j], outer[j + 1], scratch);
-        kept_total += static_cast<std::uint64_t>(kept[static_cast<std::size_t>(j)]);
-      }
-    }
-    if (kept_total == total) return matrix;
-    close_gaps(matrix, [&](Index j) { return kept[static_cast<std::size_t>(j)]; });
-    return matrix;
-  }
-  std::vector<std::pair<Index, Scalar>> scratch;
-  close_gaps(matrix, [&](Index j) { return sort_and_sum_column(inner, values, outer[j], outer[j + 1], scratch); });
+  sort_and_sum_columns(matrix, total, parts > 1 ? threads : 1);
   return matrix;
 }
 
