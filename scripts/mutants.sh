@@ -44,23 +44,23 @@ m F13 fwht/errors fwht/src/common/arithmetic.hpp 's#case Normalization::inverse:
 
 # --- sketch: error bars, median, estimator, verify(), hashing, thread independence ---------------
 st=sketch_test
-m S1 sketch/error_bars sketch/src/compressed_product.cpp 's#frobenius_ = static_cast<double>(std::sqrt(sum / tables_.repetitions));#frobenius_ = static_cast<double>(std::sqrt(sum));#' $st '^ErrorBars\.'
-m S2 sketch/error_bars sketch/src/entry_ranking.hpp 's#Entry e{i, j, 0.0, 0.5 \* (\*hi - \*lo)};#Entry e{i, j, 0.0, (*hi - *lo)};#' $st '^ErrorBars\.'
-m S3 sketch/error_bars sketch/src/compressed_product.cpp 's#return frobenius_ / std::sqrt(static_cast<double>(buckets()));#return frobenius_ / static_cast<double>(buckets());#' $st '^ErrorBars\.'
-m S4 sketch/error_bars sketch/src/compressed_product.cpp 's#return n % 2 ? v\[n / 2\] : 0.5 \* (v\[n / 2 - 1\] + v\[n / 2\]);#return v[n / 2];#' $st '^(ErrorBars|Sketch)\.'
-m S5 sketch/recovery sketch/src/entry_ranking.hpp 's#if (all.size() > k) all.resize(k);#if (false) all.resize(k);#' $st '^Recovery'
-m S6 sketch/recovery sketch/src/entry_ranking.hpp 's#if (x.row != y.row) return x.row < y.row;#if (x.row != y.row) return x.row > y.row;#' $st '^Recovery'
-m S7 sketch/recovery sketch/src/heavy_buckets.cpp 's#if (std::fabs(entry.value) >= tau) sink.take(entry);#if (std::fabs(entry.value) > tau) sink.take(entry);#' $st '^Recovery'
-m S8 sketch/recovery sketch/src/compressed_product.cpp 's#if (std::fabs(e.value) >= threshold) {#if (std::fabs(e.value) > threshold) {#' $st '^Recovery'
-m S9 sketch/verify sketch/src/verify.cpp 's#? err / m.frobenius_exact :#? err / m.frobenius_estimate :#' $st '^VerifyMetrics\.'
-m S10 sketch/verify sketch/src/verify.cpp '0,/sigma = m.frobenius_exact/s#const double sigma = m.frobenius_exact / #const double sigma = m.frobenius_estimate / #' $st '^VerifyMetrics\.'  # the dense verify()
-m S11 sketch/verify sketch/src/verify.cpp 's#(estimate - exact).cwiseAbs().maxCoeff()#(estimate - exact).maxCoeff()#' $st '^VerifyMetrics\.'
-m S12 sketch/verify sketch/src/verify.cpp 's#return x != y ? x > y : a < b;#return x != y ? x < y : a < b;#' $st '^VerifyMetrics\.'
-m S13 sketch/verify sketch/src/verify.cpp 's#hits += truth.count({e.row, e.col});#hits += truth.count({e.col, e.row});#' $st '^VerifyMetrics\.'
-m S14 sketch/sketch sketch/src/compress.cpp 's#scatter\[h\] += static_cast<Acc>(s < 0 ? -v : v);#scatter[h] += static_cast<Acc>(v);#' $st '^Sketch\.'
-m S15 sketch/sketch sketch/src/compress.cpp 's#{.normalization = fwht::Normalization::inverse, .stabilization#{.normalization = fwht::Normalization::orthonormal, .stabilization#' $st '^Sketch\.'
-m S16 sketch/threads sketch/src/compress.cpp 's#const index partitions = std::min<index>(K_, kPartitions);#const index partitions = std::min<index>(K_, params_.threads > 0 ? 5 * params_.threads : kPartitions);#' $st '^SketchThreads\.'
-m S17 sketch/sketch sketch/src/hashing.cpp 's#return static_cast<std::int8_t>((u >> 31) ? -1 : 1);#return static_cast<std::int8_t>(((u >> 30) \& 1u) ? -1 : 1);#' $st '^Sketch\.HashTables'
+m S1 sketch/error_bars sketch/src/estimate/compressed_product.cpp 's#frobenius_ = static_cast<double>(std::sqrt(sum / tables_.repetitions));#frobenius_ = static_cast<double>(std::sqrt(sum));#' $st '^ErrorBars\.'
+m S2 sketch/error_bars sketch/src/estimate/entry_ranking.hpp 's#Entry e{i, j, 0.0, 0.5 \* (\*hi - \*lo)};#Entry e{i, j, 0.0, (*hi - *lo)};#' $st '^ErrorBars\.'
+m S3 sketch/error_bars sketch/src/estimate/compressed_product.cpp 's#return frobenius_ / std::sqrt(static_cast<double>(buckets()));#return frobenius_ / static_cast<double>(buckets());#' $st '^ErrorBars\.'
+m S4 sketch/error_bars sketch/src/estimate/compressed_product.cpp 's#return n % 2 ? v\[n / 2\] : 0.5 \* (v\[n / 2 - 1\] + v\[n / 2\]);#return v[n / 2];#' $st '^(ErrorBars|Sketch)\.'
+m S5 sketch/recovery sketch/src/estimate/entry_ranking.hpp 's#if (all.size() > k) all.resize(k);#if (false) all.resize(k);#' $st '^Recovery'
+m S6 sketch/recovery sketch/src/estimate/entry_ranking.hpp 's#if (x.row != y.row) return x.row < y.row;#if (x.row != y.row) return x.row > y.row;#' $st '^Recovery'
+m S7 sketch/recovery sketch/src/estimate/heavy_buckets.cpp 's#if (std::fabs(entry.value) >= tau) sink.take(entry);#if (std::fabs(entry.value) > tau) sink.take(entry);#' $st '^Recovery'
+m S8 sketch/recovery sketch/src/estimate/compressed_product.cpp 's#if (std::fabs(e.value) >= threshold) {#if (std::fabs(e.value) > threshold) {#' $st '^Recovery'
+m S9 sketch/verify sketch/src/exact/verify.cpp 's#? err / m.frobenius_exact :#? err / m.frobenius_estimate :#' $st '^VerifyMetrics\.'
+m S10 sketch/verify sketch/src/exact/verify.cpp '0,/sigma = m.frobenius_exact/s#const double sigma = m.frobenius_exact / #const double sigma = m.frobenius_estimate / #' $st '^VerifyMetrics\.'  # the dense verify()
+m S11 sketch/verify sketch/src/exact/verify.cpp 's#(estimate - exact).cwiseAbs().maxCoeff()#(estimate - exact).maxCoeff()#' $st '^VerifyMetrics\.'
+m S12 sketch/verify sketch/src/exact/verify.cpp 's#return x != y ? x > y : a < b;#return x != y ? x < y : a < b;#' $st '^VerifyMetrics\.'
+m S13 sketch/verify sketch/src/exact/verify.cpp 's#hits += truth.count({e.row, e.col});#hits += truth.count({e.col, e.row});#' $st '^VerifyMetrics\.'
+m S14 sketch/sketch sketch/src/compress/compress.cpp 's#scatter\[h\] += static_cast<Acc>(s < 0 ? -v : v);#scatter[h] += static_cast<Acc>(v);#' $st '^Sketch\.'
+m S15 sketch/sketch sketch/src/compress/compress.cpp 's#{.normalization = fwht::Normalization::inverse, .stabilization#{.normalization = fwht::Normalization::orthonormal, .stabilization#' $st '^Sketch\.'
+m S16 sketch/threads sketch/src/compress/compress.cpp 's#const index partitions = std::min<index>(K_, kPartitions);#const index partitions = std::min<index>(K_, params_.threads > 0 ? 5 * params_.threads : kPartitions);#' $st '^SketchThreads\.'
+m S17 sketch/sketch sketch/src/hashing/hashing.cpp 's#return static_cast<std::int8_t>((u >> 31) ? -1 : 1);#return static_cast<std::int8_t>(((u >> 30) \& 1u) ? -1 : 1);#' $st '^Sketch\.HashTables'
 
 # --- matrix_io: number parsing, symmetry ---------------------------------------------------------
 mt=matrix_io_tests

@@ -1,6 +1,6 @@
 // Sketch files crafted field by field, with the FNV-1a checksum recomputed, for the tests and the
 // fuzzer's seeds: a hostile file passes the checksum, so every field must be validated on its own.
-// The layout is sketch/src/sketch_file.cpp's, written out here independently of the loader.
+// The layout is sketch/src/sketch_file/sketch_file.cpp's, written out here independently of the loader.
 #pragma once
 
 #include <cmath>

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "cuda/cluster_lists.hpp"
-#include "cuda/device_tables.hpp"
+#include "compress/paths/cluster_lists.hpp"
+#include "hashing/device_tables.hpp"
 #include "sketch/compress.hpp"
 #include "sketch/cuda.hpp"
 #include "sketch/hashing.hpp"

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "cuda/device_memory.hpp"
+#include "device_memory.hpp"
 #include "sketch/compressed_product.hpp"
 #include "sketch/cuda.hpp"
 

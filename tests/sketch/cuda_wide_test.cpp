@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "cuda/wide_layout.hpp"
+#include "compress/paths/wide_layout.hpp"
 #include "cuda_test_support.hpp"
 #include "sketch/compress.hpp"
 #include "sketch/cuda.hpp"

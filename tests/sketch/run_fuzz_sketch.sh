@@ -21,7 +21,7 @@ if ! clang++-14 -fsanitize=fuzzer "$probe" -o "$work/probe" >/dev/null 2>&1; the
   exit 77
 fi
 
-# Seeds: valid files (the layout of sketch/src/sketch_file.cpp, FNV-1a checksum included), so that
+# Seeds: valid files (the layout of sketch/src/sketch_file/sketch_file.cpp, FNV-1a checksum included), so that
 # mutations start from headers the loader accepts. Python 3 is already a test dependency.
 python3 - "$work/seeds" <<'PY'
 import struct, sys
@@ -61,12 +61,13 @@ for field in base:
         write_fields("crafted_%s_%d" % (field, n), f)
 PY
 
+# The CPU library's sources that load() reaches (compression, verification, exact answers and the
+# method choice are not), and none of the CUDA sources that sit beside them.
 sources=()
-for f in "$root"/sketch/src/*.cpp; do
-  case "$(basename "$f")" in
-    compress.cpp | verify.cpp | method.cpp | exact_answers.cpp) ;;  # compression, verification, exact answers: not reached from load()
-    *) sources+=("$f") ;;
-  esac
+for f in hashing/hashing.cpp estimate/compressed_product.cpp estimate/heavy_buckets.cpp estimate/recovery_plan.cpp \
+         estimate/noise_model.cpp estimate/significance.cpp \
+         sketch_file/sketch_file.cpp sketch_file/sketch_file_header.cpp sketch_file/bounded_file.cpp; do
+  sources+=("$root/sketch/src/$f")
 done
 cuda_include=$(dirname "$(dirname "$curand")")/include
 clang++-14 -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Wno-unknown-pragmas \

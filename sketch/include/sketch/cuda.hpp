@@ -10,8 +10,9 @@
 // hashing.hpp bit for bit. Integer-valued inputs whose sums are exact in the precision give the
 // CPU's sketches bit for bit; other floating inputs agree within rounding (the GPU sums in another
 // order; with 16-bit precisions the fused kernel also rounds folded bucket sums, see
-// sketch/src/cuda/wide_sketch.cu). For a given device, configuration and input the result is deterministic: no atomics
-// touch floating-point sums; partial sketches are reduced in a fixed order.
+// sketch/src/compress/paths/wide_sketch.cu). For a given device, configuration and input the
+// result is deterministic: no atomics touch floating-point sums; partial sketches are reduced in a
+// fixed order.
 //
 // Host inputs larger than the device-memory budget stream through pinned host buffers in chunks of
 // k, copies overlapped with compute; a result is produced whatever the size of K. Running out of

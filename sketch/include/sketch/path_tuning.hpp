@@ -6,7 +6,7 @@
 
 namespace pagh::cuda {
 
-// Knobs of the kernel path choice (choose_path in sketch/src/cuda/path_choice.hpp), for experiments
+// Knobs of the kernel path choice (choose_path in sketch/src/compress/path_choice.hpp), for experiments
 // and tests; each field left empty takes the default rule. The paths sum in different orders, so
 // results agree within rounding (bit for bit on exactly representable sums). The library reads no
 // environment variables; benchmarks map theirs onto this struct (bench/tuning_from_env.hpp).

@@ -1,0 +1,63 @@
+// The CPU engine's memory plan (compress.cpp): what compress() allocates, computed from the shapes
+// and the per-k path choices before any of it is allocated, and checked against
+// SketchParams::max_memory_bytes. Kept next to the engine: a change to what the engine allocates
+// must change this plan too.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "compress/hybrid_rule.hpp"
+#include "sketch/memory_limit.hpp"
+#include "sketch/params.hpp"
+
+namespace pagh::compress_memory {
+
+// Throws MemoryLimitExceeded when bytes exceed params.max_memory_bytes (0 = no limit).
+inline void check(double bytes, const SketchParams& params, const char* where, const std::string& what) {
+  if (params.max_memory_bytes == 0 || bytes <= static_cast<double>(params.max_memory_bytes)) return;
+  const double clamped = std::min(bytes, 1.8e19);
+  throw MemoryLimitExceeded(where, what, static_cast<std::uint64_t>(clamped), params.max_memory_bytes);
+}
+
+// Storage of a transformed value and of the accumulator, as the engine instantiates them.
+inline double storage_bytes(fwht::DType precision) {
+  return precision == fwht::DType::f64 ? 8 : precision == fwht::DType::f32 ? 4 : 2;
+}
+inline double accumulator_bytes(fwht::DType precision) { return precision == fwht::DType::f64 ? 8 : 4; }
+
+// The hash tables: a 4-byte bucket and a 1-byte sign per row, column and repetition, and the
+// 2 (m + p) words of one repetition while drawing.
+inline double table_bytes(std::int64_t m, std::int64_t p, int d) {
+  const double lines = static_cast<double>(m) + static_cast<double>(p);
+  return static_cast<double>(d) * lines * 5 + 2 * lines * 4;
+}
+
+// The engine: K ranges (partitions) of inner indices each hold a d x b spectrum when one of their k
+// is transformed and a d x b time-domain sketch when one is added directly; each worker thread has
+// a batch of vectors and a scatter buffer; the end sums into one spectrum and the d sketches.
+template <class LinesA, class LinesB>
+double engine_bytes(const LinesA& a, const LinesB& b, std::int64_t K, std::int64_t buckets, const SketchParams& params,
+                    int threads, std::int64_t partitions, std::int64_t batch_bytes) {
+  const double d = params.repetitions, bd = static_cast<double>(buckets);
+  const double t_bytes = storage_bytes(params.precision), acc = accumulator_bytes(params.precision);
+  double total = static_cast<double>(K);  // the per-k path flags
+  std::int64_t transforming = 0;
+  for (std::int64_t s = 0; s < partitions; ++s) {
+    bool transform = false, direct = false;
+    for (std::int64_t k = K * s / partitions, end = K * (s + 1) / partitions; k < end && !(transform && direct); ++k) {
+      const std::int64_t na = a.nnz(k), nb = b.nnz(k);
+      if (na == 0 || nb == 0) continue;
+      (take_direct_path(na, nb, buckets, params.hybrid) ? direct : transform) = true;
+    }
+    total += d * bd * ((transform ? acc : 0) + (direct ? 8 : 0));
+    transforming += transform;
+  }
+  const auto pairs = std::clamp<std::int64_t>(batch_bytes / (2 * buckets * static_cast<std::int64_t>(t_bytes)), 1, 64);
+  const double workers = static_cast<double>(std::min<std::int64_t>(std::max(threads, 1), transforming));
+  total += workers * (2.0 * static_cast<double>(pairs) * bd * t_bytes + bd * acc);
+  return total + d * bd * (acc + 8);
+}
+
+}  // namespace pagh::compress_memory

@@ -1,0 +1,179 @@
+// Queries of a compressed product: estimates, error bars, top-k, thresholds, decompression.
+#include "sketch/compressed_product.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <string>
+
+#include "estimate/entry_ranking.hpp"
+#include "pagh/error.hpp"
+
+namespace pagh {
+namespace {
+
+using detail::summarize;
+using index = std::int64_t;
+// Below this many entries a query runs on one thread (a parallel region costs more than it saves).
+constexpr double kParallelEntries = 1 << 16;
+
+// Gathers column j's d single estimates from row_estimates() output into `single`.
+void gather(const std::vector<double>& row, std::int64_t cols, std::int64_t j, std::vector<double>& single) {
+  for (std::size_t t = 0; t < single.size(); ++t) single[t] = row[t * static_cast<std::size_t>(cols) + static_cast<std::size_t>(j)];
+}
+
+}  // namespace
+
+double median_of(std::span<double> v) {
+  const std::size_t n = v.size();
+  if (n == 0) return 0.0;
+  std::sort(v.begin(), v.end());
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+CompressedProduct::CompressedProduct(std::int64_t rows, std::int64_t cols, std::int64_t inner, const SketchParams& params,
+                                     HashTables tables, std::vector<double> sketches, CompressTimings timings)
+    : rows_(rows), cols_(cols), inner_(inner), params_(params), tables_(std::move(tables)), sketches_(std::move(sketches)),
+      timings_(timings) {
+  if (sketches_.size() != static_cast<std::size_t>(tables_.buckets * tables_.repetitions))
+    throw Error("pagh::CompressedProduct", "sketch storage does not match d * b");
+  measure();
+}
+
+void CompressedProduct::measure() {
+  // In long double up to the square root: sketch values beyond 1e154 still have a finite norm.
+  long double sum = 0;
+  for (double c : sketches_) sum += static_cast<long double>(c) * c;
+  finite_ = std::isfinite(sum);  // an inf or NaN value makes the sum inf or NaN
+  frobenius_ = static_cast<double>(std::sqrt(sum / tables_.repetitions));
+}
+
+void CompressedProduct::subtract(std::span<const Entry> known) {
+  for (const Entry& e : known)
+    if (e.row < 0 || e.row >= rows_ || e.col < 0 || e.col >= cols_)
+      throw Error("pagh::CompressedProduct::subtract", "entry (" + std::to_string(e.row) + ", " + std::to_string(e.col) + ") out of range");
+  const HashTables& h = tables_;
+  for (int t = 0; t < h.repetitions; ++t) {
+    double* c = sketches_.data() + static_cast<std::size_t>(t) * static_cast<std::size_t>(h.buckets);
+    for (const Entry& e : known)
+      c[h.h1(t, e.row) ^ h.h2(t, e.col)] -= double(h.s1(t, e.row) * h.s2(t, e.col)) * e.value;
+  }
+  measure();
+}
+
+std::span<const double> CompressedProduct::sketch(int t) const {
+  if (t < 0 || t >= repetitions()) throw Error("pagh::CompressedProduct::sketch", "repetition " + std::to_string(t) + " out of range");
+  return std::span<const double>(sketches_).subspan(static_cast<std::size_t>(t * buckets()), static_cast<std::size_t>(buckets()));
+}
+
+double CompressedProduct::sigma() const { return frobenius_ / std::sqrt(static_cast<double>(buckets())); }
+
+Entry CompressedProduct::entry(std::int64_t i, std::int64_t j) const {
+  if (i < 0 || i >= rows_ || j < 0 || j >= cols_)
+    throw Error("pagh::CompressedProduct::estimate", "entry (" + std::to_string(i) + ", " + std::to_string(j) +
+                                                         ") is outside the " + std::to_string(rows_) + " x " +
+                                                         std::to_string(cols_) + " product");
+  const int d = repetitions();
+  std::vector<double> single(static_cast<std::size_t>(d));
+  for (int t = 0; t < d; ++t) {
+    const double c = sketches_[static_cast<std::size_t>(t * buckets() + (tables_.h1(t, i) ^ tables_.h2(t, j)))];
+    single[static_cast<std::size_t>(t)] = tables_.s1(t, i) * tables_.s2(t, j) * c;
+  }
+  return summarize(i, j, single);
+}
+
+double CompressedProduct::estimate(std::int64_t i, std::int64_t j) const { return entry(i, j).value; }
+
+void CompressedProduct::row_estimates(std::int64_t i, std::vector<double>& out) const {
+  const int d = repetitions();
+  out.resize(static_cast<std::size_t>(d * cols_));
+  for (int t = 0; t < d; ++t) {
+    const double* c = sketches_.data() + t * buckets();
+    const std::uint32_t hi = tables_.h1(t, i);
+    const double si = tables_.s1(t, i);
+    double* o = out.data() + t * cols_;
+    const std::uint32_t* h2 = tables_.bucket_b.data() + t * cols_;
+    const std::int8_t* s2 = tables_.sign_b.data() + t * cols_;
+    for (index j = 0; j < cols_; ++j) o[j] = si * s2[j] * c[hi ^ h2[j]];
+  }
+}
+
+Eigen::MatrixXd CompressedProduct::decompress(std::size_t max_bytes) const {
+  const double bytes = 8.0 * static_cast<double>(rows_) * static_cast<double>(cols_);
+  if (bytes > static_cast<double>(max_bytes))
+    throw Error("pagh::CompressedProduct::decompress", "the " + std::to_string(rows_) + " x " + std::to_string(cols_) +
+                                                           " estimate needs " + std::to_string(bytes / 1e9) +
+                                                           " GB, more than the allowed " + std::to_string(max_bytes / 1e9) + " GB");
+  Eigen::MatrixXd out(rows_, cols_);
+  const int d = repetitions();
+#pragma omp parallel if (static_cast<double>(rows_) * static_cast<double>(cols_) > kParallelEntries)
+  {
+    std::vector<double> row, single(static_cast<std::size_t>(d));
+#pragma omp for schedule(static)
+    for (index i = 0; i < rows_; ++i) {
+      row_estimates(i, row);
+      for (index j = 0; j < cols_; ++j) {
+        gather(row, cols_, j, single);
+        out(i, j) = median_of(single);
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<Entry> CompressedProduct::top_k_exhaustive(std::size_t k) const {
+  std::vector<Entry> all;
+  if (k == 0 || rows_ == 0 || cols_ == 0) return all;
+  const int d = repetitions();
+#pragma omp parallel if (static_cast<double>(rows_) * static_cast<double>(cols_) > kParallelEntries)
+  {
+    detail::BestK best(k);  // the best k seen by this thread
+    std::vector<double> row, single(static_cast<std::size_t>(d));
+#pragma omp for schedule(dynamic, 16)
+    for (index i = 0; i < rows_; ++i) {
+      row_estimates(i, row);
+      for (index j = 0; j < cols_; ++j) {
+        gather(row, cols_, j, single);
+        best.offer(summarize(i, j, single));
+      }
+    }
+#pragma omp critical(pagh_top_k_merge)
+    all.insert(all.end(), best.kept().begin(), best.kept().end());
+  }
+  return detail::best_of(std::move(all), k);
+}
+
+std::vector<Entry> CompressedProduct::above_exhaustive(double threshold, std::size_t max_entries) const {
+  const int d = repetitions();
+  const int threads = static_cast<double>(rows_) * static_cast<double>(cols_) > kParallelEntries ? omp_get_max_threads() : 1;
+  std::vector<std::vector<Entry>> found(static_cast<std::size_t>(threads));
+  std::atomic<std::size_t> total{0};
+  std::atomic<bool> too_many{false};
+#pragma omp parallel num_threads(threads)
+  {
+    auto& mine = found[static_cast<std::size_t>(omp_get_thread_num())];
+    std::vector<double> row, single(static_cast<std::size_t>(d));
+#pragma omp for schedule(static)
+    for (index i = 0; i < rows_; ++i) {
+      if (too_many.load(std::memory_order_relaxed)) continue;
+      row_estimates(i, row);
+      for (index j = 0; j < cols_; ++j) {
+        gather(row, cols_, j, single);
+        const Entry e = summarize(i, j, single);
+        if (std::fabs(e.value) >= threshold) {
+          mine.push_back(e);
+          if (++total > max_entries) too_many = true;
+        }
+      }
+    }
+  }
+  if (too_many)
+    throw too_many_entries("pagh::CompressedProduct::above", max_entries, threshold);
+  std::vector<Entry> out;  // static schedule: thread blocks are in row order
+  for (auto& part : found) out.insert(out.end(), part.begin(), part.end());
+  return out;
+}
+
+}  // namespace pagh
