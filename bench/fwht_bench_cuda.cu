@@ -137,8 +137,8 @@ Result run_cuda(const Config& c) {
     const std::size_t cbytes = static_cast<std::size_t>((n / 2 + 1) * c.batch) * (dbl ? 16 : 8);
     std::size_t free_b = 0, total_b = 0;
     ok(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
-    // The same rotation as the FWHT and the copy (before 2026-11-22 cuFFT always ran on one
-    // buffer pair, warm in L2 up to 2^22 f32, while the other two rotated; bench/RESULTS.md).
+    // The same rotation as the FWHT and the copy, so that cuFFT is not timed warm in L2 while they
+    // are timed cold.
     int fft_buffers = buffers;
     while (fft_buffers > 1 && fft_buffers * (real_bytes + cbytes) + (std::size_t{1} << 30) >= free_b) --fft_buffers;
     if (real_bytes + cbytes + (std::size_t{1} << 30) < free_b) {

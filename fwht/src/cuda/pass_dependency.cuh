@@ -4,8 +4,9 @@
 // (griddepcontrol.wait) until the previous pass has completed and its writes are visible, before
 // touching device memory. Every pass lets its dependents launch as soon as all its blocks are
 // resident (griddepcontrol.launch_dependents). What this saves is the launch gap between passes,
-// which matters for transforms of a few MiB (bench/RESULTS.md). Without the attribute (first passes,
-// Tuning::dependent_launch false) the wait returns at once and ordinary stream order applies.
+// which matters for transforms of a few MiB, where a pass lasts not much longer than that gap.
+// Without the attribute (first passes, Tuning::dependent_launch false) the wait returns at once and
+// ordinary stream order applies.
 #pragma once
 
 #include <cuda_runtime.h>

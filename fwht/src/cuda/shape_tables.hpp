@@ -1,6 +1,6 @@
 // The CUDA planner's shape tables, one line per entry. Host-only. Their measurements are in
-// bench/RESULTS.md ("two-pass cluster shapes by memory class"); the rules that consult them are in
-// schedule.cpp.
+// bench/RESULTS.md (fwht CUDA), the reasons in bench/NOTES.md (cluster passes and two-pass shapes);
+// the rules that consult them are in schedule.cpp.
 #pragma once
 
 namespace fwht::cuda {
