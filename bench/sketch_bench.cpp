@@ -4,7 +4,8 @@
 //   sketch_bench --backend cuda --n 2048,4096,8192,16384 --d 1,3 --reps 20
 //
 // --backend cuda with the dense workload (sketch_bench_cuda.cpp) times device-resident dense FP32
-// inputs against cuBLAS SGEMM and BF16 GEMM in the same run (--n, --d, --pad, --reps apply); other
+// inputs against cuBLAS SGEMM and BF16 GEMM in the same run (--n, --d, --pad, --reps apply; --exact
+// no: the sketch alone, holding only A and B by rows, so that n = 65536 fits an 80 GB card); other
 // workloads run pagh::cuda::compress on host inputs (transfers included) against Eigen's exact
 // product, with the CPU table's columns; the sparse workload also against the exact product on the
 // GPU (cuSPARSE SpGEMM on device-resident inputs, cusparse_product.hpp: gpu_exact_ms, and its
@@ -137,6 +138,7 @@ int main(int argc, char** argv) {
                            .precision = params.precision,
                            .compute = params.compute,
                            .reps = reps,
+                           .exact = exact == "yes",
                            .check_host = std::getenv("SKETCH_BENCH_CHECK") != nullptr};
     std::stringstream ss(d_list);
     for (std::string item; std::getline(ss, item, ',');) config.repetitions.push_back(std::stoi(item));

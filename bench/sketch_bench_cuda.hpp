@@ -14,6 +14,7 @@ struct CudaBenchConfig {
   fwht::DType precision = fwht::DType::f32;  // the sketch's storage (SketchParams::precision)
   fwht::Compute compute = fwht::Compute::f32;
   int reps = 20;
+  bool exact = true;        // false: no GEMMs; only A and B by rows are held (C, B, the bf16 copies are not)
   bool general = true;      // also time the general path (n <= 4096)
   bool check_host = false;  // compare the device top-k with the host's (n <= 4096)
 };

@@ -75,6 +75,7 @@ pagh::cuda::PathTuning path_tuning_from_env() {
   t.cluster_log = integer("PAGH_SKETCH_CLUSTER");
   t.wide_staged_lines = flag("PAGH_SKETCH_WIDE_GATHER");
   t.wide_piece = number("PAGH_SKETCH_WIDE_PIECE");
+  t.tensor_cores = flag("PAGH_SKETCH_TENSOR");
   return t;
 }
 

@@ -14,6 +14,7 @@
 // pagh::cuda::PathTuning (sketch/path_tuning.hpp):
 //   PAGH_SKETCH_WIDE=0|1  wide     PAGH_SKETCH_CLUSTER=c  cluster_log
 //   PAGH_SKETCH_WIDE_GATHER=0|1  wide_staged_lines     PAGH_SKETCH_WIDE_PIECE=k  wide_piece
+//   PAGH_SKETCH_TENSOR=0|1  tensor_cores
 // A value that does not parse throws pagh::Error naming the variable; ranges are checked by the
 // plans, which name the field.
 #pragma once

@@ -23,6 +23,11 @@ struct PathTuning {
   // The wide kernel's permuted lines go in pieces of at most this many k (>= 1; default and cap:
   // the buffer's size).
   std::optional<std::int64_t> wide_piece;
+  // The wide kernel with f32 precision runs its warp-local transform rounds on tensor cores: H_1024
+  // as 16 x 16 MMA tiles of three exact bf16 parts per value with FP32 accumulation (within a
+  // small constant of FP32 rounding; bit for bit on integer sums below 2^24). Default false: on an
+  // H100 these rounds cost more than the FP32 butterflies (bench/NOTES.md, "tensor-core rounds").
+  std::optional<bool> tensor_cores;
 };
 
 }  // namespace pagh::cuda

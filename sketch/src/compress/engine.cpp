@@ -44,7 +44,7 @@ Engine::Engine(std::int64_t m, std::int64_t K, std::int64_t p, const SketchParam
   const auto db = static_cast<std::size_t>(d_ * b_);
   spectrum_ = DeviceArray<char>(db * static_cast<std::size_t>(acc_bytes_), "sketch spectra");
 
-  if (choice.path == Path::wide) fused_ = make_wide_path(tables_, log2b_, K, params, tuning, stream);
+  if (choice.path == Path::wide) fused_ = make_wide_path(tables_, log2b_, K, params, tuning, choice.tensor_cores, stream);
   if (choice.path == Path::clusters) fused_ = make_cluster_path(tables_, log2b_, choice.cluster_log, stream);
   if (choice.path != Path::general && !fused_) {
     fused_ = make_slice_path(tables_, log2b_, stream);

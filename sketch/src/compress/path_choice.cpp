@@ -65,6 +65,7 @@ PathChoice choose_path(std::int64_t m, std::int64_t p, int log2b, const SketchPa
   }
   if (wide) {
     out.path = Path::wide;
+    out.tensor_cores = params.precision == fwht::DType::f32 && tuning.tensor_cores.value_or(false);
     return out;
   }
   const int c = cluster_log_for(log2b, tuning);

@@ -21,6 +21,7 @@ enum class Path { general, slices, clusters, wide };
 struct PathChoice {
   Path path = Path::general;
   int cluster_log = 0;  // Path::clusters: clusters of 2^cluster_log slices
+  bool tensor_cores = false;  // Path::wide with f32 precision: rounds A and B on tensor cores
   // Path::general: why the fused kernels do not apply, as the engine reports it
   // ("general (sparse inputs)", ...). Fused paths: empty (the engine describes them).
   std::string reason;

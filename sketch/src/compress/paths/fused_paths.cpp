@@ -127,7 +127,7 @@ constexpr std::int64_t kWideFallbackLineBytes = std::int64_t{16} << 20;
 
 class WidePath final : public FusedPath {
  public:
-  WidePath(const DeviceTables& t, int log2b, std::int64_t K, const SketchParams& params, const PathTuning& tuning,
+  WidePath(const DeviceTables& t, int log2b, std::int64_t K, const SketchParams& params, const PathTuning& tuning, bool tensor_cores,
            cudaStream_t stream)
       : m_(t.m), p_(t.p), d_(t.repetitions), log2b_(log2b) {
     const HostTables host(t, stream);
@@ -154,6 +154,7 @@ class WidePath final : public FusedPath {
                : params.precision == fwht::DType::bf16 ? WideStorage::bf16
                                                        : WideStorage::f32;
     storage_arithmetic_ = storage_ != WideStorage::f32 && params.compute == fwht::Compute::storage;
+    tensor_cores_ = tensor_cores && storage_ == WideStorage::f32;
   }
 
   void add(const float* a, std::int64_t lda, const float* bt, std::int64_t ldbt, std::int64_t k_first, std::int64_t count,
@@ -166,6 +167,7 @@ class WidePath final : public FusedPath {
     args.log2b = log2b_, args.repetitions = d_, args.groups = out.groups;
     args.storage = storage_;
     args.storage_arithmetic = storage_arithmetic_;
+    args.tensor_cores = tensor_cores_;
     const auto aligned = [](const float* x, std::int64_t ld) { return reinterpret_cast<std::uintptr_t>(x) % 16 == 0 && ld % 4 == 0; };
     if (staged_ && aligned(a, lda) && aligned(bt, ldbt)) {  // one launch, lines staged in the kernel
       args.gather = true;
@@ -192,7 +194,8 @@ class WidePath final : public FusedPath {
   int slice_log() const override { return kWideLog; }
   std::int64_t resident_blocks(int sms) const override { return std::int64_t{wide_blocks_per_sm()} * sms; }
   std::string name() const override {
-    return "fused, wide slices of 2^" + std::to_string(kWideLog) + (staged_ ? ", staged lines" : ", permuted lines");
+    return "fused, wide slices of 2^" + std::to_string(kWideLog) + (staged_ ? ", staged lines" : ", permuted lines") +
+           (tensor_cores_ ? ", tensor cores" : "");
   }
 
  private:
@@ -205,6 +208,7 @@ class WidePath final : public FusedPath {
   DeviceArray<float> lines_;
   WideStorage storage_ = WideStorage::f32;
   bool storage_arithmetic_ = false;
+  bool tensor_cores_ = false;
 };
 
 }  // namespace
@@ -223,8 +227,8 @@ std::unique_ptr<FusedPath> make_cluster_path(const DeviceTables& tables, int log
 }
 
 std::unique_ptr<FusedPath> make_wide_path(const DeviceTables& tables, int log2b, std::int64_t K, const SketchParams& params,
-                                          const PathTuning& tuning, cudaStream_t stream) {
-  return std::make_unique<WidePath>(tables, log2b, K, params, tuning, stream);
+                                          const PathTuning& tuning, bool tensor_cores, cudaStream_t stream) {
+  return std::make_unique<WidePath>(tables, log2b, K, params, tuning, tensor_cores, stream);
 }
 
 }  // namespace pagh::cuda

@@ -43,8 +43,9 @@ std::unique_ptr<FusedPath> make_slice_path(const DeviceTables& tables, int log2b
 std::unique_ptr<FusedPath> make_cluster_path(const DeviceTables& tables, int log2b, int log_cluster, cudaStream_t stream);
 
 // Wide slices of 2^14 buckets (wide_sketch.cu): f32 or 16-bit storage, lines staged in the kernel
-// (short aligned lines) or permuted in pieces of k by a separate kernel.
+// (short aligned lines) or permuted in pieces of k by a separate kernel; tensor_cores (f32 only):
+// the warp rounds on tensor cores (tensor_rounds.cuh).
 std::unique_ptr<FusedPath> make_wide_path(const DeviceTables& tables, int log2b, std::int64_t K, const SketchParams& params,
-                                          const PathTuning& tuning, cudaStream_t stream);
+                                          const PathTuning& tuning, bool tensor_cores, cudaStream_t stream);
 
 }  // namespace pagh::cuda

@@ -91,6 +91,7 @@ struct WideArgs {
   int log2b = 0, repetitions = 0, groups = 0;
   WideStorage storage = WideStorage::f32;
   bool storage_arithmetic = false;  // 16-bit compute = storage: every butterfly rounded as well
+  bool tensor_cores = false;        // f32 storage: rounds A and B on tensor cores (tensor_rounds.cuh)
   bool accumulate = false;
 };
 void launch_wide(const WideArgs& args, cudaStream_t stream);

@@ -27,6 +27,11 @@
 // storage every butterfly as well; a folded slice rounds the sum of its folded buckets where the
 // CPU rounds each bucket and then applies the top stages (within rounding; bit for bit on integer
 // inputs whose values are exact in the format).
+//
+// On tensor cores (WideArgs::tensor_cores, f32 storage): rounds A and B become tensor_rounds
+// (tensor_rounds.cuh: H_1024 on the warp's slots as 16 x 16 MMA tiles of three exact bf16 parts
+// per value, FP32 accumulation), in one shared-memory round trip instead of two; round C and the
+// rest are unchanged.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -37,6 +42,7 @@
 #include "device_memory.hpp"
 #include "compress/paths/fused_common.cuh"
 #include "compress/paths/kernels.hpp"
+#include "compress/paths/tensor_rounds.cuh"
 #include "compress/paths/wide_layout.hpp"
 
 namespace pagh::cuda {
@@ -143,6 +149,9 @@ struct KeepF32 {
   static constexpr bool kEachOp = false;
   static __device__ __forceinline__ void apply(float&, float&) {}
 };
+// f32 storage with rounds A and B on tensor cores (tensor_rounds.cuh).
+struct TensorF32 : KeepF32 {};
+
 template <bool kEachOp_>
 struct RoundF16 {
   static constexpr bool kEachOp = kEachOp_;
@@ -361,8 +370,15 @@ __global__ void __launch_bounds__(kThreads, 1) wide_sketch(WideArgs args) {
     consume(std::true_type{}, b1, b2, shared_b, staged_b, p);
     __syncwarp();
     float v[kRegs];
-    rounds_a_b<Storage>(buffer_a, warp, lane, round_b, v);
-    rounds_a_b<Storage>(buffer_b, warp, lane, round_b, v);
+    if constexpr (std::is_same_v<Storage, TensorF32>) {
+      const tensor::TensorAddresses at(warp, lane);
+      const tensor::Hadamard16 h(lane);
+      tensor::tensor_rounds(buffer_a, at, h, v);
+      tensor::tensor_rounds(buffer_b, at, h, v);
+    } else {
+      rounds_a_b<Storage>(buffer_a, warp, lane, round_b, v);
+      rounds_a_b<Storage>(buffer_b, warp, lane, round_b, v);
+    }
     __syncthreads();
     if constexpr (kGather) {
       if (tid == 0 && k + args.groups < end) stage(k + args.groups);
@@ -435,7 +451,8 @@ void allow_wide_shared() {
   static const bool done = [] {
     const std::size_t bytes = kStagedRing > 0 ? shared_optin() : kWideShared;
     for (const void* kernel :
-         {reinterpret_cast<const void*>(wide_sketch<KeepF32, kStagedRing>), reinterpret_cast<const void*>(wide_sketch<RoundF16<false>, kStagedRing>),
+         {reinterpret_cast<const void*>(wide_sketch<KeepF32, kStagedRing>), reinterpret_cast<const void*>(wide_sketch<TensorF32, kStagedRing>),
+          reinterpret_cast<const void*>(wide_sketch<RoundF16<false>, kStagedRing>),
           reinterpret_cast<const void*>(wide_sketch<RoundBF16<false>, kStagedRing>),
           reinterpret_cast<const void*>(wide_sketch<RoundF16<true>, kStagedRing>),
           reinterpret_cast<const void*>(wide_sketch<RoundBF16<true>, kStagedRing>)})
@@ -450,7 +467,10 @@ void launch_wide_as(const WideArgs& args, dim3 grid, std::size_t shared, cudaStr
   allow_wide_shared<kStagedRing>();
   const bool each_op = args.storage_arithmetic;
   switch (args.storage) {
-    case WideStorage::f32: wide_sketch<KeepF32, kStagedRing><<<grid, kThreads, shared, stream>>>(args); break;
+    case WideStorage::f32:
+      if (args.tensor_cores) wide_sketch<TensorF32, kStagedRing><<<grid, kThreads, shared, stream>>>(args);
+      else wide_sketch<KeepF32, kStagedRing><<<grid, kThreads, shared, stream>>>(args);
+      break;
     case WideStorage::f16:
       if (each_op) wide_sketch<RoundF16<true>, kStagedRing><<<grid, kThreads, shared, stream>>>(args);
       else wide_sketch<RoundF16<false>, kStagedRing><<<grid, kThreads, shared, stream>>>(args);
