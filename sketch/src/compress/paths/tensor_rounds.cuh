@@ -172,6 +172,9 @@ __device__ __forceinline__ void tensor_rounds(float* buffer, const TensorAddress
         v[r] = __fadd_rn(a, b);
         v[r | (1 << k)] = __fsub_rn(a, b);
       }
+  // Lanes store to slots other lanes loaded. The mma data flow already orders those loads first;
+  // the barrier states it (and lets racecheck see it).
+  __syncwarp();
 #pragma unroll
   for (int tile = 0; tile < 4; ++tile)
 #pragma unroll
