@@ -9,7 +9,9 @@
 #             Matrix Market input), pagh-mm and the test suite
 #   --tests   clang-14 libclang-rt-14-dev: the libFuzzer test of the Matrix Market reader;
 #             python3-scipy: the reader's conformance test against scipy.io.mmread (and python3
-#             for the test that parses pagh-mm's CSV); without them those tests skip
+#             for the test that parses pagh-mm's CSV); without them those tests skip;
+#             libopenmpi-dev openmpi-bin: the distributed product (mpirun -np N pagh-mm) and its
+#             tests, built only when MPI is found
 #   --plots   python3-matplotlib (~60 packages): the plots of pagh-mm study and
 #             bench/plot_accuracy.py; without it the study writes CSV and markdown only
 #
@@ -20,9 +22,9 @@ packages=(build-essential cmake ninja-build libeigen3-dev libboost-program-optio
   zlib1g-dev)
 for option in "$@"; do
   case "$option" in
-    --tests) packages+=(clang-14 libclang-rt-14-dev python3 python3-scipy) ;;
+    --tests) packages+=(clang-14 libclang-rt-14-dev python3 python3-scipy libopenmpi-dev openmpi-bin) ;;
     --plots) packages+=(python3-matplotlib) ;;
-    -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "install-deps.sh: unknown option '$option' (expected --tests, --plots)" >&2; exit 64 ;;
   esac
 done

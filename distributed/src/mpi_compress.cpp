@@ -14,19 +14,6 @@ constexpr const char* kWhere = "pagh::mpi::sum_sketches";
 // MPI counts are int: reduce at most this many doubles per call (1 GiB).
 constexpr std::int64_t kPieceValues = std::int64_t{1} << 27;
 
-// Polls a non-blocking collective with growing sleeps instead of MPI's busy wait, which would keep
-// a core spinning on every rank that waits for a slower one.
-void wait_without_spinning(MPI_Request& request) {
-  auto pause = std::chrono::microseconds(20);
-  for (;;) {
-    int done = 0;
-    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-    if (done) return;
-    std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::microseconds(2000));
-  }
-}
-
 std::string describe(std::exception_ptr failure) {
   try {
     std::rethrow_exception(failure);
@@ -37,23 +24,18 @@ std::string describe(std::exception_ptr failure) {
   }
 }
 
-// Throws the same pagh::Error on every rank unless every rank passed the same values.
-void check_same_on_every_rank(MPI_Comm comm, const std::vector<std::pair<const char*, std::uint64_t>>& fields) {
-  const std::size_t n = fields.size();
-  // max over ranks of v and of ~v: every rank has the same v iff max(v) == ~max(~v) (= min(v)).
-  std::vector<std::uint64_t> both(2 * n);
-  for (std::size_t i = 0; i < n; ++i) both[i] = fields[i].second, both[n + i] = ~fields[i].second;
-  MPI_Allreduce(MPI_IN_PLACE, both.data(), static_cast<int>(2 * n), MPI_UINT64_T, MPI_MAX, comm);
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::uint64_t largest = both[i], smallest = ~both[n + i];
-    if (largest != smallest)
-      throw Error(kWhere, std::string("the ranks' partial products differ in ") + fields[i].first + " (from " +
-                              std::to_string(smallest) + " to " + std::to_string(largest) +
-                              "): every rank must sketch with the same shape and parameters");
+}  // namespace
+
+void wait_without_spinning(MPI_Request& request) {
+  auto pause = std::chrono::microseconds(20);
+  for (;;) {
+    int done = 0;
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(2000));
   }
 }
-
-}  // namespace
 
 double wall_ms() {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -79,18 +61,34 @@ void agree(MPI_Comm comm, std::exception_ptr failure) {
   else agree(comm, 0, "");
 }
 
+void require_same(MPI_Comm comm, const char* where, const std::vector<std::pair<const char*, std::uint64_t>>& fields) {
+  const std::size_t n = fields.size();
+  // max over ranks of v and of ~v: every rank has the same v iff max(v) == ~max(~v) (= min(v)).
+  std::vector<std::uint64_t> both(2 * n);
+  for (std::size_t i = 0; i < n; ++i) both[i] = fields[i].second, both[n + i] = ~fields[i].second;
+  MPI_Allreduce(MPI_IN_PLACE, both.data(), static_cast<int>(2 * n), MPI_UINT64_T, MPI_MAX, comm);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t largest = both[i], smallest = ~both[n + i];
+    if (largest != smallest)
+      throw Error(where, std::string("the ranks differ in ") + fields[i].first + " (from " +
+                              std::to_string(smallest) + " to " + std::to_string(largest) +
+                              ")");
+  }
+}
+
+
 std::optional<CompressedProduct> sum_sketches(const CompressedProduct& partial, MPI_Comm comm, int root, ReduceTimings* timings) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   if (root != kEveryRank && (root < 0 || root >= size))
     throw Error(kWhere, "root " + std::to_string(root) + " is not a rank of the communicator (size " + std::to_string(size) + ")");
-  check_same_on_every_rank(comm, {{"rows", static_cast<std::uint64_t>(partial.rows())},
-                                  {"columns", static_cast<std::uint64_t>(partial.cols())},
-                                  {"sketch length", static_cast<std::uint64_t>(partial.buckets())},
-                                  {"repetitions", static_cast<std::uint64_t>(partial.repetitions())},
-                                  {"seed", partial.params().seed},
-                                  {"precision", static_cast<std::uint64_t>(partial.params().precision)}});
+  require_same(comm, kWhere, {{"the rows of the product", static_cast<std::uint64_t>(partial.rows())},
+                                  {"the columns of the product", static_cast<std::uint64_t>(partial.cols())},
+                                  {"the sketch length", static_cast<std::uint64_t>(partial.buckets())},
+                                  {"the repetitions", static_cast<std::uint64_t>(partial.repetitions())},
+                                  {"the seed", partial.params().seed},
+                                  {"the precision", static_cast<std::uint64_t>(partial.params().precision)}});
   std::int64_t inner = partial.inner();
   MPI_Allreduce(MPI_IN_PLACE, &inner, 1, MPI_INT64_T, MPI_SUM, comm);
 

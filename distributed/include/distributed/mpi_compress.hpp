@@ -30,6 +30,8 @@
 #include <exception>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "pagh/error.hpp"
 #include "sketch/compress.hpp"
@@ -75,6 +77,14 @@ void agree(MPI_Comm comm, std::exception_ptr failure);
 // Sketches longer than 2^31 values are reduced in pieces.
 std::optional<CompressedProduct> sum_sketches(const CompressedProduct& partial, MPI_Comm comm, int root = kEveryRank,
                                               ReduceTimings* timings = nullptr);
+
+// Collective: throws the same pagh::Error (from `where`) on every rank unless every rank passed the
+// same values, naming the first field that differs: "the ranks differ in <name> (from x to y)".
+void require_same(MPI_Comm comm, const char* where, const std::vector<std::pair<const char*, std::uint64_t>>& fields);
+
+// Completes a non-blocking MPI operation by polling it with growing sleeps (up to 2 ms) instead of
+// MPI's busy wait, which would keep a core spinning on every rank that waits for a slower one.
+void wait_without_spinning(MPI_Request& request);
 
 // This process's rank among the ranks of comm that share its node (MPI_COMM_TYPE_SHARED): the
 // usual way to pick one GPU per rank.

@@ -1,0 +1,227 @@
+// pagh::mpi::compress under mpirun (np 1, 2, 3): every rank builds the same workload from the
+// generators, keeps its own inner indices, and the distributed sketch is compared with the
+// single-process pagh::compress of the whole product, which every rank also computes.
+//
+// Sum order: the single process sums k in its own fixed partitions (compress.hpp), the ranks' partial
+// sketches are summed by MPI. Integer inputs whose sums are exact give identical bits; other inputs
+// are held to the a-priori rounding bound of those sums (tolerance_for below).
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "distributed/mpi_compress.hpp"
+#include "matrix_io/synthetic.hpp"
+#include "sketch/compress.hpp"
+
+namespace {
+
+namespace mio = pagh::matrix_io;
+using SparseD = Eigen::SparseMatrix<double>;
+
+int rank_of() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+int ranks() {
+  int n = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  return n;
+}
+
+// Contiguous inner ranges, deliberately uneven: rank r gets a share proportional to r + 1; with
+// empty_rank >= 0 that rank gets none.
+std::pair<std::int64_t, std::int64_t> my_range(std::int64_t K, int empty_rank = -1) {
+  const int n = ranks(), me = rank_of();
+  std::vector<double> weight(n);
+  double total = 0;
+  for (int r = 0; r < n; ++r) total += weight[r] = r == empty_rank ? 0.0 : r + 1.0;
+  double before = 0;
+  for (int r = 0; r < me; ++r) before += weight[r];
+  const auto at = [&](double w) { return static_cast<std::int64_t>(std::llround(w / total * static_cast<double>(K))); };
+  return {at(before), at(before + weight[me])};
+}
+
+template <class Scalar>
+using Dense = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>;
+template <class Scalar>
+Dense<Scalar> columns(const Dense<Scalar>& A, std::pair<std::int64_t, std::int64_t> r) { return A.middleCols(r.first, r.second - r.first); }
+template <class Scalar>
+Dense<Scalar> rows(const Dense<Scalar>& B, std::pair<std::int64_t, std::int64_t> r) { return B.middleRows(r.first, r.second - r.first); }
+SparseD columns(const SparseD& A, std::pair<std::int64_t, std::int64_t> r) { return A.middleCols(r.first, r.second - r.first); }
+SparseD rows(const SparseD& B, std::pair<std::int64_t, std::int64_t> r) {
+  const SparseD bt = B.transpose();
+  return SparseD(bt.middleCols(r.first, r.second - r.first).transpose());
+}
+
+// Every sketch value is a sum of terms whose magnitudes add up to at most
+// S = sum_k ||A[:,k]||_1 ||B[k,:]||_1; two evaluations in different orders (K products summed, a
+// transform of log2 b stages, the partial sketches summed across ranks) differ by at most
+// (K + 2 log2 b + ranks) eps S, eps the unit roundoff of the sketch's accumulation.
+template <class MA, class MB>
+double tolerance_for(const MA& A, const MB& B, std::int64_t b, fwht::DType precision) {
+  const Eigen::MatrixXd a = Eigen::MatrixXd(A.template cast<double>()).cwiseAbs(), bm = Eigen::MatrixXd(B.template cast<double>()).cwiseAbs();
+  double S = 0;
+  for (Eigen::Index k = 0; k < a.cols(); ++k) S += a.col(k).sum() * bm.row(k).sum();
+  const double eps = precision == fwht::DType::f64 ? std::numeric_limits<double>::epsilon() : std::numeric_limits<float>::epsilon();
+  return (static_cast<double>(a.cols()) + 2.0 * std::log2(static_cast<double>(b)) + ranks()) * eps * S;
+}
+
+// The result is the same on every rank: the largest and smallest value over ranks coincide.
+void expect_same_on_every_rank(const pagh::CompressedProduct& c) {
+  std::vector<double> hi(c.sketch(0).begin(), c.sketch(0).begin() + c.buckets() * c.repetitions()), lo = hi;
+  MPI_Allreduce(MPI_IN_PLACE, hi.data(), static_cast<int>(hi.size()), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, lo.data(), static_cast<int>(lo.size()), MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+  EXPECT_EQ(hi, lo) << "the ranks' results differ";
+}
+
+// tolerance 0: bit for bit.
+void expect_sketches(const pagh::CompressedProduct& got, const pagh::CompressedProduct& want, double tolerance) {
+  ASSERT_EQ(got.buckets(), want.buckets());
+  ASSERT_EQ(got.repetitions(), want.repetitions());
+  EXPECT_EQ(got.inner(), want.inner());
+  EXPECT_EQ(got.rows(), want.rows());
+  EXPECT_EQ(got.cols(), want.cols());
+  double worst = 0;
+  std::int64_t differing = 0;
+  for (int t = 0; t < want.repetitions(); ++t)
+    for (std::int64_t h = 0; h < want.buckets(); ++h) {
+      const double d = std::fabs(got.sketch(t)[h] - want.sketch(t)[h]);
+      worst = std::max(worst, d);
+      differing += d != 0;
+    }
+  if (tolerance == 0) EXPECT_EQ(differing, 0) << "rank " << rank_of() << ": largest difference " << worst;
+  else EXPECT_LE(worst, tolerance) << "rank " << rank_of();
+}
+
+template <class MA, class MB>
+void check_against_one_process(const MA& A, const MB& B, pagh::SketchParams params, bool exact, int empty_rank = -1) {
+  const auto range = my_range(A.cols(), empty_rank);
+  const MA a = columns(A, range);
+  const MB b = rows(B, range);
+  const pagh::CompressedProduct distributed = pagh::mpi::compress(a, b, params, MPI_COMM_WORLD);
+  const pagh::CompressedProduct single = pagh::compress(A, B, params);
+  expect_sketches(distributed, single, exact ? 0.0 : tolerance_for(A, B, single.buckets(), params.precision));
+  expect_same_on_every_rank(distributed);
+  if (exact) {
+    const auto got = distributed.top_k(10), want = single.top_k(10);
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t i = 0; i < got.size(); ++i)
+      EXPECT_TRUE(got[i].row == want[i].row && got[i].col == want[i].col && got[i].value == want[i].value) << "entry " << i;
+  }
+}
+
+TEST(MpiCompress, IntegerDenseIsBitExact) {
+  for (std::uint64_t seed : {1, 2, 3}) {
+    const auto w = mio::planted_dense({.m = 48, .k = 90, .p = 40, .seed = seed, .planted = 3, .integer_entries = true});
+    check_against_one_process(w.a, w.b, {.pad = 4, .seed = seed}, true);
+  }
+}
+
+TEST(MpiCompress, IntegerSparseIsBitExactOnBothPaths) {
+  for (auto hybrid : {pagh::HybridMode::automatic, pagh::HybridMode::always_direct, pagh::HybridMode::always_transform}) {
+    const auto w = mio::sparse_product({.m = 300, .k = 200, .p = 250, .seed = 7, .integer_entries = true});
+    check_against_one_process(w.a, w.b, {.seed = 5, .hybrid = hybrid}, true);
+  }
+}
+
+TEST(MpiCompress, FloatWorkloadsAgreeToRounding) {
+  for (auto precision : {fwht::DType::f32, fwht::DType::f64}) {
+    const pagh::SketchParams params{.seed = 11, .precision = precision};
+    const auto planted = mio::planted_dense({.m = 64, .k = 96, .p = 80, .seed = 4});
+    check_against_one_process(planted.a, planted.b, params, false);
+    const auto sparse = mio::sparse_product({.m = 400, .k = 300, .p = 350, .seed = 9});
+    check_against_one_process(sparse.a, sparse.b, params, false);
+    const auto low_rank = mio::low_rank_plus_sparse({.m = 100, .k = 120, .p = 90, .seed = 3});
+    check_against_one_process(low_rank.a, low_rank.b, params, false);
+    const auto covariance = mio::sample_covariance({.samples = 150, .features = 60, .seed = 8});
+    check_against_one_process(covariance.a, covariance.b, params, false);
+  }
+}
+
+TEST(MpiCompress, FloatInputsSketchInFloat) {
+  const auto w = mio::planted_dense({.m = 40, .k = 70, .p = 50, .seed = 6, .integer_entries = true});
+  const Eigen::MatrixXf A = w.a.cast<float>(), B = w.b.cast<float>();
+  check_against_one_process(A, B, {.seed = 2}, true);
+}
+
+TEST(MpiCompress, ARankWithoutInnerIndices) {
+  if (ranks() < 2) GTEST_SKIP() << "needs two ranks";
+  // The last rank holds no k.
+  const auto dense = mio::planted_dense({.m = 30, .k = 50, .p = 20, .seed = 5, .integer_entries = true});
+  check_against_one_process(dense.a, dense.b, {.seed = 3}, true, ranks() - 1);
+  const auto sparse = mio::sparse_product({.m = 200, .k = 100, .p = 150, .seed = 2, .integer_entries = true});
+  check_against_one_process(sparse.a, sparse.b, {.seed = 3}, true, ranks() - 1);
+}
+
+TEST(MpiCompress, ToOneRootOnly) {
+  const int root = ranks() - 1;
+  const auto w = mio::sparse_product({.m = 200, .k = 120, .p = 100, .seed = 12, .integer_entries = true});
+  const auto range = my_range(w.a.cols());
+  const auto got = pagh::mpi::compress(columns(w.a, range), rows(w.b, range), {.seed = 4}, MPI_COMM_WORLD, root);
+  ASSERT_EQ(got.has_value(), rank_of() == root);
+  if (got) expect_sketches(*got, pagh::compress(w.a, w.b, {.seed = 4}), 0.0);
+}
+
+TEST(MpiCompress, AFailureOnOneRankIsThrownOnEveryRank) {
+  const int failing = ranks() - 1;
+  const auto w = mio::planted_dense({.m = 20, .k = 30, .p = 10, .seed = 1});
+  const auto range = my_range(w.a.cols());
+  // The failing rank passes B with one row too many: pagh::compress refuses it there.
+  const Eigen::MatrixXd a = columns(w.a, range);
+  const Eigen::MatrixXd b = rank_of() == failing ? Eigen::MatrixXd(Eigen::MatrixXd::Ones(a.cols() + 1, 10)) : rows(w.b, range);
+  try {
+    pagh::mpi::compress(a, b, {}, MPI_COMM_WORLD);
+    ADD_FAILURE() << "rank " << rank_of() << ": no failure";
+  } catch (const pagh::mpi::RankFailure& e) {
+    EXPECT_EQ(e.rank(), failing);
+    EXPECT_EQ(e.code(), 1);
+    EXPECT_NE(std::string(e.what()).find("pagh::compress"), std::string::npos) << e.what();
+    // The same text on every rank.
+    std::uint64_t hash = std::hash<std::string>{}(e.what()), lo = hash, hi = hash;
+    MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+    EXPECT_EQ(lo, hi);
+  }
+}
+
+TEST(MpiCompress, DifferentParametersOnOneRankAreRefusedEverywhere) {
+  if (ranks() < 2) GTEST_SKIP() << "needs two ranks";
+  const auto w = mio::sparse_product({.m = 100, .k = 60, .p = 80, .seed = 3});
+  const auto range = my_range(w.a.cols());
+  const pagh::SketchParams params{.seed = rank_of() == 1 ? 99u : 1u};
+  try {
+    pagh::mpi::compress(columns(w.a, range), rows(w.b, range), params, MPI_COMM_WORLD);
+    ADD_FAILURE() << "rank " << rank_of() << ": no failure";
+  } catch (const pagh::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("differ in the seed (from 1 to 99)"), std::string::npos) << e.what();
+  }
+}
+
+TEST(MpiCompress, AgreeWithoutFailuresReturns) {
+  pagh::mpi::agree(MPI_COMM_WORLD, nullptr);
+  try {
+    pagh::mpi::agree(MPI_COMM_WORLD, rank_of() == 0 ? 65 : 0, rank_of() == 0 ? "a.mtx:3: bad value" : "");
+    ADD_FAILURE();
+  } catch (const pagh::mpi::RankFailure& e) {
+    EXPECT_EQ(e.rank(), 0);
+    EXPECT_EQ(e.code(), 65);
+    EXPECT_STREQ(e.what(), "a.mtx:3: bad value");
+  }
+}
+
+}  // namespace
+
+// Every rank runs every test; the process fails if any rank saw a failure.
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  ::testing::InitGoogleTest(&argc, argv);
+  int failed = RUN_ALL_TESTS();
+  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return failed;
+}
