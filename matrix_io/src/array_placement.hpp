@@ -51,23 +51,25 @@ class ArrayCursor {
   std::int64_t col_ = 0;
 };
 
-// The dense matrix of an array file whose chunks were all settled (every stored value read).
+// Fills `matrix` (allocated by the caller: zero for a skew-symmetric file, whose diagonal is not
+// stored) with the values of an array file whose chunks were all settled (every stored value read);
+// spans[i] holds chunks[i]'s values. Values already in place (placed into the matrix) stay.
 template <class Scalar, class Index>
-DenseMatrix<Scalar> dense_from_array(const Header& header, std::vector<Chunk<Scalar, Index>>& chunks, int threads) {
-  // Every position is written except a skew-symmetric diagonal, which must be zero.
-  DenseMatrix<Scalar> matrix = header.symmetry == Symmetry::skew_symmetric
-                                   ? DenseMatrix<Scalar>::Zero(header.rows, header.cols)
-                                   : DenseMatrix<Scalar>(header.rows, header.cols);
+void fill_from_array(const Header& header, std::vector<Chunk<Scalar, Index>>& chunks,
+                     const std::vector<EntrySpan<Scalar, Index>>& spans, DenseMatrix<Scalar>& matrix, int threads) {
   const auto count = static_cast<std::int64_t>(chunks.size());
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1 && count > 1)
   for (std::int64_t i = 0; i < count; ++i) {
     Chunk<Scalar, Index>& chunk = chunks[static_cast<std::size_t>(i)];
+    const EntrySpan<Scalar, Index>& span = spans[static_cast<std::size_t>(i)];
     if (header.symmetry == Symmetry::general) {  // values are in column-major order already
-      std::copy(chunk.values.begin(), chunk.values.end(), matrix.data() + chunk.first_entry);
+      Scalar* const to = matrix.data() + chunk.first_entry;
+      if (span.values != to) std::copy(span.values, span.values + span.size, to);
     } else {
       const bool negate = header.symmetry == Symmetry::skew_symmetric;
       ArrayCursor at(header, chunk.first_entry);
-      for (const Scalar value : chunk.values) {
+      for (std::size_t k = 0; k < span.size; ++k) {
+        const Scalar value = span.values[k];
         matrix(at.row(), at.col()) = value;
         if (at.row() != at.col()) matrix(at.col(), at.row()) = negate ? -value : value;
         at.advance();
@@ -75,7 +77,6 @@ DenseMatrix<Scalar> dense_from_array(const Header& header, std::vector<Chunk<Sca
     }
     chunk.values = {};  // release as we go
   }
-  return matrix;
 }
 
 // The nonzero values of an array file as one coordinate chunk (for a sparse result): only nonzero

@@ -6,12 +6,17 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <exception>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "entry_parser.hpp"
 #include "matrix_io/error.hpp"
@@ -36,6 +41,8 @@ struct Chunk {
   std::string error_reason;
   std::exception_ptr other_error;  // anything but a content error (std::bad_alloc)
 
+  std::int64_t placed_at = -1;    // where its entries start in ChunkedBody's destination, if placed
+
   // EntryParser's sink.
   void add(std::int64_t row, std::int64_t col, Scalar value) {
     rows.push_back(static_cast<Index>(row));
@@ -44,6 +51,55 @@ struct Chunk {
   }
   void add_value(Scalar value) { values.push_back(value); }
 };
+
+// Arrays that receive the entries in file order, without gaps: rows and cols may be null (values
+// of array files, or a destination for values only).
+template <class Scalar, class Index>
+struct Destination {
+  Index* rows = nullptr;
+  Index* cols = nullptr;
+  Scalar* values = nullptr;
+  std::int64_t capacity = 0;
+};
+
+// EntryParser's sink writing into a destination from a given entry on.
+template <class Scalar, class Index>
+struct PlacedSink {
+  Index* rows;
+  Index* cols;
+  Scalar* values;
+  void add(std::int64_t row, std::int64_t col, Scalar value) {
+    *rows++ = static_cast<Index>(row);
+    *cols++ = static_cast<Index>(col);
+    *values++ = value;
+  }
+  void add_value(Scalar value) { *values++ = value; }
+};
+
+// One chunk's entries: a view of the destination or of the chunk's own arrays.
+template <class Scalar, class Index>
+struct EntrySpan {
+  const Index* rows;
+  const Index* cols;
+  const Scalar* values;
+  std::size_t size;
+};
+
+// How many '\n' text holds: 16 bytes at a time where SSE2 is there (every x86-64).
+inline std::int64_t count_newlines(std::string_view text) {
+  const char* p = text.data();
+  const char* const end = p + text.size();
+  std::int64_t count = 0;
+#if defined(__SSE2__)
+  const __m128i newline = _mm_set1_epi8('\n');
+  for (; end - p >= 16; p += 16) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    count += std::popcount(static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, newline))));
+  }
+#endif
+  for (; p < end; ++p) count += *p == '\n';
+  return count;
+}
 
 // Cuts text into at most `pieces` parts of about equal size; each ends just after a '\n' (the last
 // at the end of the text). No part is empty.
@@ -93,6 +149,18 @@ class ChunkedBody {
         threads_(reader_threads(options)),
         line_(preamble.line()) {}
 
+  // Asks that the entries go straight into `destination` (room for at least the declared count)
+  // instead of each chunk's own arrays. Each chunk writes from the entry its lines would start at if
+  // none were blank or comments (its lines are counted first), when those lines fit in the room;
+  // once a block is settled, the gaps that blank and comment lines left are closed and the entries
+  // of chunks that did not fit are copied in, so that every entry ends up at its number.
+  void place_into(const Destination<Scalar, Index>& destination) {
+    destination_ = destination;
+    placing_ = true;
+  }
+  // Whether the entries are in the destination, in file order, without gaps.
+  bool placed() const { return placing_; }
+
   // Parses a block of whole lines (the text that follows the previous block); throws the first
   // error in file order.
   void consume(std::string_view block) {
@@ -105,10 +173,37 @@ class ChunkedBody {
     chunks_.resize(first + texts.size());
     const auto count = static_cast<std::int64_t>(texts.size());
     const int threads = static_cast<int>(std::min<std::int64_t>(threads_, count));
+    if (placing_) place_chunks(texts, first, threads);
     // Dynamic: chunks of equal bytes need not take equal time on a machine shared with other work.
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1)
     for (std::int64_t i = 0; i < count; ++i) parse_chunk(texts[static_cast<std::size_t>(i)], chunks_[first + static_cast<std::size_t>(i)]);
     for (std::size_t i = 0; i < texts.size(); ++i) settle(texts[i], chunks_[first + i]);
+    if (placing_) close_placement_gaps(first);
+  }
+
+  // Every chunk's entries, in file order.
+  std::vector<EntrySpan<Scalar, Index>> spans() const {
+    std::vector<EntrySpan<Scalar, Index>> spans;
+    spans.reserve(chunks_.size());
+    for (const auto& chunk : chunks_) {
+      if (chunk.placed_at >= 0) {
+        const auto at = static_cast<std::size_t>(chunk.placed_at);
+        spans.push_back({destination_.rows == nullptr ? nullptr : destination_.rows + at,
+                         destination_.cols == nullptr ? nullptr : destination_.cols + at, destination_.values + at,
+                         static_cast<std::size_t>(chunk.entries)});
+      } else {
+        spans.push_back({chunk.rows.data(), chunk.cols.data(), chunk.values.data(), chunk.values.size()});
+      }
+    }
+    return spans;
+  }
+  // Frees the chunks' own arrays (spans() of chunks not placed become invalid).
+  void release_chunks() {
+    for (auto& chunk : chunks_) {
+      chunk.rows = {};
+      chunk.cols = {};
+      chunk.values = {};
+    }
   }
 
   // At the end of the input: throws when fewer entries than declared were read.
@@ -124,8 +219,72 @@ class ChunkedBody {
   int threads() const { return threads_; }
 
  private:
+  // Counts the lines of every chunk (an upper bound on its entries) and gives each chunk whose lines
+  // fit in the room left its place in the destination.
+  void place_chunks(const std::vector<std::string_view>& texts, std::size_t first, int threads) {
+    std::vector<std::int64_t> lines(texts.size());
+    const auto count = static_cast<std::int64_t>(texts.size());
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+    for (std::int64_t i = 0; i < count; ++i) {
+      const std::string_view text = texts[static_cast<std::size_t>(i)];
+      lines[static_cast<std::size_t>(i)] = count_newlines(text) + (text.back() != '\n');
+    }
+    std::int64_t at = placed_end_;
+    for (std::size_t i = 0; i < texts.size(); ++i) {
+      chunks_[first + i].placed_at = at + lines[i] <= destination_.capacity ? at : -1;
+      at += lines[i];
+    }
+  }
+
+  // Moves each placed chunk's entries down to follow the previous chunk's (blank and comment lines
+  // had places too) and copies in those of chunks not placed, in file order. Never overwrites what
+  // is still to be moved: every chunk's entries end before the next chunk's place starts. The room
+  // suffices: settle() has checked the entries against the declared count.
+  void close_placement_gaps(std::size_t first) {
+    std::int64_t& at = placed_end_;
+    for (std::size_t i = first; i < chunks_.size(); ++i) {
+      Chunk<Scalar, Index>& chunk = chunks_[i];
+      const auto n = static_cast<std::size_t>(chunk.entries);
+      const auto move = [&](auto* array, const auto& own) {
+        if (array == nullptr) return;
+        if (chunk.placed_at < 0) std::copy(own.begin(), own.begin() + static_cast<std::ptrdiff_t>(n), array + at);
+        else if (chunk.placed_at != at) std::copy(array + chunk.placed_at, array + chunk.placed_at + n, array + at);
+      };
+      move(destination_.rows, chunk.rows);
+      move(destination_.cols, chunk.cols);
+      move(destination_.values, chunk.values);
+      chunk.rows = {};
+      chunk.cols = {};
+      chunk.values = {};
+      chunk.placed_at = at;
+      at += chunk.entries;
+    }
+  }
+
+  template <class Sink>
+  void parse_into(std::string_view text, Chunk<Scalar, Index>& chunk, Sink& sink) const {
+    EntryParser<Scalar, Sink> parser(name_, header_, options_, sink);
+    try {
+      parser.consume(text);
+    } catch (const MatrixMarketError& e) {
+      chunk.failed = true;
+      chunk.error_line = e.line();
+      chunk.error_reason = e.reason();
+    }
+    chunk.lines = parser.lines();
+    chunk.entries = parser.entries();
+  }
+
   void parse_chunk(std::string_view text, Chunk<Scalar, Index>& chunk) const {
     try {
+      if (chunk.placed_at >= 0) {
+        const auto at = static_cast<std::size_t>(chunk.placed_at);
+        PlacedSink<Scalar, Index> sink{destination_.rows == nullptr ? nullptr : destination_.rows + at,
+                                       destination_.cols == nullptr ? nullptr : destination_.cols + at,
+                                       destination_.values + at};
+        parse_into(text, chunk, sink);
+        return;
+      }
       // Reserve for the entries the chunk probably holds (from the line length of its start), never
       // more than the file declares: growth handles the rest.
       const std::size_t sample = std::min<std::size_t>(text.size(), 1 << 16);
@@ -137,16 +296,7 @@ class ChunkedBody {
         chunk.cols.reserve(estimate);
       }
       chunk.values.reserve(estimate);
-      EntryParser<Scalar, Chunk<Scalar, Index>> parser(name_, header_, options_, chunk);
-      try {
-        parser.consume(text);
-      } catch (const MatrixMarketError& e) {
-        chunk.failed = true;
-        chunk.error_line = e.line();
-        chunk.error_reason = e.reason();
-      }
-      chunk.lines = parser.lines();
-      chunk.entries = parser.entries();
+      parse_into(text, chunk, chunk);
     } catch (...) {
       chunk.other_error = std::current_exception();
     }
@@ -173,6 +323,9 @@ class ChunkedBody {
   std::int64_t line_;         // lines settled so far, the preamble's included
   std::int64_t entries_ = 0;  // entry lines settled so far
   std::vector<Chunk<Scalar, Index>> chunks_;
+  Destination<Scalar, Index> destination_;
+  bool placing_ = false;
+  std::int64_t placed_end_ = 0;  // entries in the destination so far
 };
 
 }  // namespace pagh::matrix_io::detail

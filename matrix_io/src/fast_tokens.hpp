@@ -39,7 +39,7 @@ inline unsigned leading_digits_of_eight(std::uint64_t bytes, std::uint64_t& valu
 }
 
 // An index in 1..extent written as up to 18 digits (no sign), returned 0-based; p moves past it.
-inline bool fast_index(const char*& p, const char* end, std::int64_t extent, std::int64_t& out) {
+[[gnu::always_inline]] inline bool fast_index(const char*& p, const char* end, std::int64_t extent, std::int64_t& out) {
   const char* q = p;
   std::uint64_t value = 0;
   bool complete = false;  // all digits read
@@ -66,7 +66,7 @@ inline bool fast_index(const char*& p, const char* end, std::int64_t extent, std
 
 // A finite decimal value, correctly rounded (std::from_chars, as parse_real); p moves past it.
 template <class Scalar>
-bool fast_real(const char*& p, const char* end, Scalar& out) {
+[[gnu::always_inline]] inline bool fast_real(const char*& p, const char* end, Scalar& out) {
   Scalar value{};
   const auto [stop, error] = std::from_chars(p, end, value, std::chars_format::general);
   if (error != std::errc() || !token_ends_at(stop, end) || !std::isfinite(value)) return false;

@@ -2,6 +2,8 @@
 // parse the rest of the input in parallel chunks, assemble.
 #include "matrix_io/read.hpp"
 
+#include <memory>
+
 #include "array_placement.hpp"
 #include "chunked_body.hpp"
 #include "entry_sinks.hpp"
@@ -24,11 +26,13 @@ std::string_view read_preamble(TextSource& source, PreambleParser& preamble) {
   return {};
 }
 
-// Parses every block after the preamble, in parallel chunks; throws the first error in file order.
+// Parses every block after the preamble, in parallel chunks, into the destination when one is given
+// (ChunkedBody::place_into); throws the first error in file order.
 template <class Scalar, class Index>
 ChunkedBody<Scalar, Index> read_body(TextSource& source, const PreambleParser& preamble, std::string_view rest,
-                                     const ReadOptions& options) {
+                                     const ReadOptions& options, const Destination<Scalar, Index>* destination = nullptr) {
   ChunkedBody<Scalar, Index> body(preamble, options);
+  if (destination != nullptr) body.place_into(*destination);
   body.consume(rest);
   for (std::string_view block = source.next_block(); !block.empty(); block = source.next_block()) body.consume(block);
   body.finish();
@@ -45,8 +49,19 @@ DenseMatrix<Scalar> read_dense_after_preamble(TextSource& source, const Preamble
   const Header& header = preamble.header();
   if (std::string reason = dense_refusal<Scalar>(header, options.max_result_bytes); !reason.empty())
     refuse(preamble, reason);
+  if (header.format == Format::array) {
+    // Every position is written except a skew-symmetric diagonal, which must be zero. The values of
+    // a general file go straight into the matrix.
+    const bool skew = header.symmetry == Symmetry::skew_symmetric;
+    DenseMatrix<Scalar> matrix = skew ? DenseMatrix<Scalar>::Zero(header.rows, header.cols)
+                                      : DenseMatrix<Scalar>(header.rows, header.cols);
+    Destination<Scalar, std::int64_t> in_matrix{nullptr, nullptr, matrix.data(), header.stored_entries};
+    const bool place = header.symmetry == Symmetry::general;
+    auto body = read_body<Scalar, std::int64_t>(source, preamble, rest, options, place ? &in_matrix : nullptr);
+    if (!body.placed()) fill_from_array(header, body.chunks(), body.spans(), matrix, body.threads());
+    return matrix;
+  }
   auto body = read_body<Scalar, std::int64_t>(source, preamble, rest, options);
-  if (header.format == Format::array) return dense_from_array(header, body.chunks(), body.threads());
   DenseSink<Scalar> sink(header);
   for (auto& chunk : body.chunks()) {
     for (std::size_t k = 0; k < chunk.values.size(); ++k) sink.add(chunk.rows[k], chunk.cols[k], chunk.values[k]);
@@ -73,12 +88,27 @@ SparseMatrix<Scalar, StorageIndex> read_sparse_after_preamble(TextSource& source
   if (std::string reason = sparse_refusal<Scalar, StorageIndex>(header, least, options.max_result_bytes);
       !reason.empty())
     refuse(preamble, reason);
+  if (coordinate && header.symmetry == Symmetry::general) {
+    // The entries go straight into the result's row and value arrays (the count is exact for a
+    // general file that reads without error), their columns beside them.
+    SparseMatrix<Scalar, StorageIndex> matrix(header.rows, header.cols);
+    matrix.resizeNonZeros(static_cast<Eigen::Index>(header.stored_entries));
+    std::unique_ptr<StorageIndex[]> cols(new StorageIndex[static_cast<std::size_t>(header.stored_entries)]);
+    Destination<Scalar, StorageIndex> in_matrix{matrix.innerIndexPtr(), cols.get(), matrix.valuePtr(),
+                                                header.stored_entries};
+    auto body = read_body<Scalar, StorageIndex>(source, preamble, rest, options, &in_matrix);
+    return assemble_placed(header, std::move(matrix), cols, body.spans(), preamble.name(), options.max_result_bytes,
+                           body.threads());
+  }
   auto body = read_body<Scalar, StorageIndex>(source, preamble, rest, options);
+  const auto release = [&] { body.release_chunks(); };
   if (coordinate)
-    return assemble_sparse<Scalar, StorageIndex>(header, body.chunks(), preamble.name(), options.max_result_bytes,
-                                                 body.threads());
-  auto entries = array_as_entries(header, body.chunks());
-  return assemble_sparse<Scalar, StorageIndex>(header, entries, preamble.name(), options.max_result_bytes, body.threads());
+    return assemble_sparse(header, body.spans(), preamble.name(), options.max_result_bytes, body.threads(), release);
+  std::vector<Chunk<Scalar, StorageIndex>> entries = array_as_entries(header, body.chunks());
+  const std::vector<EntrySpan<Scalar, StorageIndex>> spans{
+      {entries[0].rows.data(), entries[0].cols.data(), entries[0].values.data(), entries[0].values.size()}};
+  return assemble_sparse(header, spans, preamble.name(), options.max_result_bytes, body.threads(),
+                         [&] { entries = {}; });
 }
 
 template <class Scalar, class StorageIndex>

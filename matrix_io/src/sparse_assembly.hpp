@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,11 +28,10 @@ namespace pagh::matrix_io::detail {
 // of every off-diagonal entry of a symmetric or skew-symmetric file right after it, but only for
 // columns in [lo, hi).
 template <class Scalar, class Index, class Visit>
-void for_each_in_columns(const std::vector<Chunk<Scalar, Index>>& chunks, bool mirror, bool negate_mirror, Index lo,
+void for_each_in_columns(const std::vector<EntrySpan<Scalar, Index>>& spans, bool mirror, bool negate_mirror, Index lo,
                          Index hi, Visit&& visit) {
-  for (const auto& list : chunks) {
-    const std::size_t count = list.values.size();
-    for (std::size_t k = 0; k < count; ++k) {
+  for (const auto& list : spans) {
+    for (std::size_t k = 0; k < list.size; ++k) {
       const Index row = list.rows[k], col = list.cols[k];
       if (col >= lo && col < hi) visit(col, row, list.values[k]);
       if (mirror && row != col && row >= lo && row < hi) visit(row, col, negate_mirror ? -list.values[k] : list.values[k]);
@@ -55,8 +55,22 @@ Index sort_and_sum_column(Index* inner, Scalar* values, Index begin, Index end, 
     }
   }
   if (strictly) return end - begin;
-  if (!sorted && end - begin <= 32) {
-    // Short columns (the common case): insertion sort in place, stable, no copy.
+  if (!sorted && end - begin <= 16) {
+    // Short columns (the common case): each entry goes to its rank (entries before it with a lower
+    // row, or the same row earlier in the file: stable), compared without branches.
+    const int n = static_cast<int>(end - begin);
+    Index rows[16];
+    Scalar column[16];
+    std::copy(inner + begin, inner + end, rows);
+    std::copy(values + begin, values + end, column);
+    for (int i = 0; i < n; ++i) {
+      int rank = 0;
+      for (int j = 0; j < n; ++j) rank += (rows[j] < rows[i]) | ((rows[j] == rows[i]) & (j < i));
+      inner[begin + rank] = rows[i];
+      values[begin + rank] = column[i];
+    }
+  } else if (!sorted && end - begin <= 32) {
+    // Insertion sort in place, stable, no copy.
     for (Index t = begin + 1; t < end; ++t) {
       const Index row = inner[t];
       const Scalar value = values[t];
@@ -147,19 +161,19 @@ struct EntryOrder {
 };
 
 template <class Scalar, class Index>
-EntryOrder entry_order(const std::vector<Chunk<Scalar, Index>>& chunks, int threads) {
-  std::vector<EntryOrder> orders(chunks.size());
-  const auto count = static_cast<std::int64_t>(chunks.size());
+EntryOrder entry_order(const std::vector<EntrySpan<Scalar, Index>>& spans, int threads) {
+  std::vector<EntryOrder> orders(spans.size());
+  const auto count = static_cast<std::int64_t>(spans.size());
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1 && count > 1)
   for (std::int64_t i = 0; i < count; ++i) {
-    const Chunk<Scalar, Index>& chunk = chunks[static_cast<std::size_t>(i)];
-    const Index* const rows = chunk.rows.data();
-    const Index* const cols = chunk.cols.data();
+    const EntrySpan<Scalar, Index>& span = spans[static_cast<std::size_t>(i)];
+    const Index* const rows = span.rows;
+    const Index* const cols = span.cols;
     bool by_column = true, strictly = true;
     // In blocks without early exits (so that the compiler vectorises), stopping once out of order.
     constexpr std::size_t block = 4096;
-    for (std::size_t begin = 1; begin < chunk.cols.size() && by_column; begin += block) {
-      const std::size_t stop = std::min(chunk.cols.size(), begin + block);
+    for (std::size_t begin = 1; begin < span.size && by_column; begin += block) {
+      const std::size_t stop = std::min(span.size, begin + block);
       for (std::size_t k = begin; k < stop; ++k) {
         by_column &= cols[k] >= cols[k - 1];
         strictly &= cols[k] > cols[k - 1] || rows[k] > rows[k - 1];
@@ -168,83 +182,87 @@ EntryOrder entry_order(const std::vector<Chunk<Scalar, Index>>& chunks, int thre
     orders[static_cast<std::size_t>(i)] = {by_column, strictly && by_column};
   }
   EntryOrder order;
-  const Chunk<Scalar, Index>* previous = nullptr;  // the last chunk with entries
-  for (std::size_t i = 0; i < chunks.size(); ++i) {
-    if (chunks[i].cols.empty()) continue;
+  const EntrySpan<Scalar, Index>* previous = nullptr;  // the last span with entries
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    if (spans[i].size == 0) continue;
     order.by_column &= orders[i].by_column;
     order.strictly &= orders[i].strictly;
     if (previous != nullptr) {
-      const Index col = chunks[i].cols.front(), last_col = previous->cols.back();
+      const Index col = spans[i].cols[0], last_col = previous->cols[previous->size - 1];
       order.by_column &= col >= last_col;
-      order.strictly &= col > last_col || (col == last_col && chunks[i].rows.front() > previous->rows.back());
+      order.strictly &= col > last_col || (col == last_col && spans[i].rows[0] > previous->rows[previous->size - 1]);
     }
-    previous = &chunks[i];
+    previous = &spans[i];
   }
   order.strictly &= order.by_column;
   return order;
 }
 
-// Assembly of entries in column order: the chunks' rows and values are the result's arrays already,
-// in place; each column starts at its first entry. Linear, and in parallel over the chunks.
-template <class Scalar, class Index>
-SparseMatrix<Scalar, Index> assemble_column_ordered(const Header& header, std::vector<Chunk<Scalar, Index>>& chunks,
-                                                    std::uint64_t total, bool strictly, int threads) {
-  SparseMatrix<Scalar, Index> matrix(header.rows, header.cols);
-  matrix.resizeNonZeros(static_cast<Eigen::Index>(total));
+// Assembly of entries in column order into `matrix` (its size set to hold them all): rows and values
+// are copied as they are (not at all where a span already lies at its place in the matrix's own
+// arrays), and each column starts at its first entry. Linear, and in parallel over the spans.
+// `release` is called once the spans are no longer needed, before columns are sorted.
+template <class Scalar, class Index, class Release>
+void assemble_column_ordered(SparseMatrix<Scalar, Index>& matrix, const std::vector<EntrySpan<Scalar, Index>>& spans,
+                             std::uint64_t total, bool strictly, int threads, Release&& release) {
   Index* const outer = matrix.outerIndexPtr();
   Index* const inner = matrix.innerIndexPtr();
   Scalar* const values = matrix.valuePtr();
-  // Where each chunk's entries go, and the column of the entry before its first (-1 for none).
-  std::vector<Index> start(chunks.size()), column_before(chunks.size());
+  // Where each span's entries go, and the column of the entry before its first (-1 for none).
+  std::vector<Index> start(spans.size()), column_before(spans.size());
   Index at = 0, last_col = -1;
-  for (std::size_t i = 0; i < chunks.size(); ++i) {
+  for (std::size_t i = 0; i < spans.size(); ++i) {
     start[i] = at;
     column_before[i] = last_col;
-    at += static_cast<Index>(chunks[i].cols.size());
-    if (!chunks[i].cols.empty()) last_col = chunks[i].cols.back();
+    at += static_cast<Index>(spans[i].size);
+    if (spans[i].size > 0) last_col = spans[i].cols[spans[i].size - 1];
   }
-  const auto count = static_cast<std::int64_t>(chunks.size());
+  const auto count = static_cast<std::int64_t>(spans.size());
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1 && count > 1)
   for (std::int64_t i = 0; i < count; ++i) {
-    Chunk<Scalar, Index>& chunk = chunks[static_cast<std::size_t>(i)];
+    const EntrySpan<Scalar, Index>& span = spans[static_cast<std::size_t>(i)];
     const Index first = start[static_cast<std::size_t>(i)];
-    std::copy(chunk.rows.begin(), chunk.rows.end(), inner + first);
-    std::copy(chunk.values.begin(), chunk.values.end(), values + first);
-    // Columns (column_before, col] start at this entry: chunks write disjoint ranges of outer.
+    if (span.rows != inner + first) std::copy(span.rows, span.rows + span.size, inner + first);
+    if (span.values != values + first) std::copy(span.values, span.values + span.size, values + first);
+    // Columns (column_before, col] start at this entry: spans write disjoint ranges of outer.
     Index before = column_before[static_cast<std::size_t>(i)];
-    for (std::size_t k = 0; k < chunk.cols.size(); ++k) {
-      const Index col = chunk.cols[k];
+    for (std::size_t k = 0; k < span.size; ++k) {
+      const Index col = span.cols[k];
       for (Index j = before + 1; j <= col; ++j) outer[j] = first + static_cast<Index>(k);
       before = col;
     }
-    chunk = {};
   }
-  for (Index j = last_col + 1; j <= static_cast<Index>(header.cols); ++j) outer[j] = static_cast<Index>(total);
+  for (Index j = last_col + 1; j <= static_cast<Index>(matrix.cols()); ++j) outer[j] = static_cast<Index>(total);
+  release();
   if (!strictly) sort_and_sum_columns(matrix, total, total >= (std::uint64_t{1} << 16) ? threads : 1);
-  return matrix;
 }
 
-template <class Scalar, class StorageIndex>
-SparseMatrix<Scalar, StorageIndex> assemble_sparse(const Header& header,
-                                                   std::vector<Chunk<Scalar, StorageIndex>>& chunks,
-                                                   const std::string& name, std::size_t max_result_bytes, int threads) {
+// The entries of the spans, in file order, as a compressed-column matrix. `release` is called once
+// the spans are no longer needed (before columns are sorted).
+template <class Scalar, class StorageIndex, class Release>
+SparseMatrix<Scalar, StorageIndex> assemble_sparse(const Header& header, const std::vector<EntrySpan<Scalar, StorageIndex>>& spans,
+                                                   const std::string& name, std::size_t max_result_bytes, int threads,
+                                                   Release&& release) {
   using Index = StorageIndex;
   const bool mirror = header.symmetry != Symmetry::general;
   const bool negate_mirror = header.symmetry == Symmetry::skew_symmetric;
   std::uint64_t total = 0;
-  for (const auto& list : chunks) {
-    total += list.values.size();
+  for (const auto& list : spans) {
+    total += list.size;
     if (mirror)
-      for (std::size_t k = 0; k < list.values.size(); ++k) total += list.rows[k] != list.cols[k];
+      for (std::size_t k = 0; k < list.size; ++k) total += list.rows[k] != list.cols[k];
   }
   if (std::string refusal = sparse_refusal<Scalar, Index>(header, total, max_result_bytes); !refusal.empty())
     throw MatrixMarketError(name, 0, refusal);
-  if (!mirror) {
-    if (const EntryOrder order = entry_order(chunks, threads); order.by_column)
-      return assemble_column_ordered(header, chunks, total, order.strictly, threads);
-  }
 
   SparseMatrix<Scalar, Index> matrix(header.rows, header.cols);  // column pointers start at zero
+  if (!mirror) {
+    if (const EntryOrder order = entry_order(spans, threads); order.by_column) {
+      matrix.resizeNonZeros(static_cast<Eigen::Index>(total));
+      assemble_column_ordered(matrix, spans, total, order.strictly, threads, release);
+      return matrix;
+    }
+  }
   Index* const outer = matrix.outerIndexPtr();
   const Index cols = static_cast<Index>(header.cols);
   // Each part walks every entry: worth it only with enough entries per part.
@@ -257,7 +275,7 @@ SparseMatrix<Scalar, StorageIndex> assemble_sparse(const Header& header,
   // insertion cursor of column j (afterwards outer[j] is the end of column j; shift back by one).
 #pragma omp parallel for num_threads(parts) schedule(static, 1) if (parts > 1)
   for (int p = 0; p < parts; ++p)
-    for_each_in_columns(chunks, mirror, negate_mirror, part_begin(p), part_begin(p + 1),
+    for_each_in_columns(spans, mirror, negate_mirror, part_begin(p), part_begin(p + 1),
                         [&](Index col, Index, Scalar) { ++outer[col + 1]; });
   for (Index j = 0; j < cols; ++j) outer[j + 1] += outer[j];
   matrix.resizeNonZeros(static_cast<Eigen::Index>(total));
@@ -265,16 +283,36 @@ SparseMatrix<Scalar, StorageIndex> assemble_sparse(const Header& header,
   Scalar* const values = matrix.valuePtr();
 #pragma omp parallel for num_threads(parts) schedule(static, 1) if (parts > 1)
   for (int p = 0; p < parts; ++p)
-    for_each_in_columns(chunks, mirror, negate_mirror, part_begin(p), part_begin(p + 1), [&](Index col, Index row, Scalar value) {
+    for_each_in_columns(spans, mirror, negate_mirror, part_begin(p), part_begin(p + 1), [&](Index col, Index row, Scalar value) {
       const Index at = outer[col]++;
       inner[at] = row;
       values[at] = value;
     });
   for (Index j = cols; j > 0; --j) outer[j] = outer[j - 1];
   outer[0] = 0;
-  for (auto& list : chunks) list = {};  // release the entries before sorting
+  release();
   sort_and_sum_columns(matrix, total, parts > 1 ? threads : 1);
   return matrix;
+}
+
+// Assembly of a general file's entries that were placed (ChunkedBody::place_into) into `matrix`'s
+// own row and value arrays, with their columns in `cols`: in place when they are in column order.
+template <class Scalar, class Index>
+SparseMatrix<Scalar, Index> assemble_placed(const Header& header, SparseMatrix<Scalar, Index>&& matrix,
+                                            std::unique_ptr<Index[]>& cols,
+                                            const std::vector<EntrySpan<Scalar, Index>>& spans, const std::string& name,
+                                            std::size_t max_result_bytes, int threads) {
+  std::uint64_t total = 0;
+  for (const auto& span : spans) total += span.size;
+  if (const EntryOrder order = entry_order(spans, threads); order.by_column) {
+    matrix.resizeNonZeros(static_cast<Eigen::Index>(total));  // keeps the entries: the count only shrinks
+    assemble_column_ordered(matrix, spans, total, order.strictly, threads, [&] { cols.reset(); });
+    return std::move(matrix);
+  }
+  return assemble_sparse(header, spans, name, max_result_bytes, threads, [&] {
+    matrix = SparseMatrix<Scalar, Index>();
+    cols.reset();
+  });
 }
 
 }  // namespace pagh::matrix_io::detail
