@@ -1,7 +1,8 @@
 // The wide kernel's tensor-core rounds (compress/paths/tensor_rounds.cuh): H_1024 on each warp's
 // slots from three exact bf16 parts per value and FP32 accumulation. Against an FP64 reference,
 // beside FP32 butterflies on the same inputs: random, wide dynamic range, full 24-bit significands,
-// and integers (bit for bit). The sketch through the public API is tested in cuda_wide_test.cpp.
+// and integers (bit for bit); the sketch on that path against the FP32 wide kernel and the CPU.
+// The tiles' layout is checked on the host in cuda_tensor_layout_test.cpp.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime.h>

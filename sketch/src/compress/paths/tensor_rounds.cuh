@@ -2,7 +2,7 @@
 // "sketch CUDA: tensor-core rounds"). They replace rounds A and B (stages on slot bits 0-9 of the
 // warp's 1024 slots, two shared-memory round trips and 10 FP32 adds per value) by one round trip:
 //
-//   warp w's slot s (bits 0-9) = (tile, row, col) of four 16 x 16 tiles [slot_of below]:
+//   warp w's slot s (bits 0-9) = (tile, row, col) of four 16 x 16 tiles [tensor_layout.hpp]:
 //     row = s bits 0-3, col = s bits 4, 6, 7, 5, tile = s bits 8-9
 //   axis row:  H_16 . X for each tile X (mma m16n8k16, H_16 as the A operand, X as B in two
 //              halves of 8 columns);
@@ -22,14 +22,10 @@
 
 #include <cstdint>
 
+#include "compress/paths/tensor_layout.hpp"
 #include "compress/paths/wide_layout.hpp"
 
 namespace pagh::cuda::tensor {
-
-// Slot (bits 0-9 of u) of element (row, col) of tile `tile`.
-__host__ __device__ constexpr int slot_of(int tile, int row, int col) {
-  return (row & 15) | (col & 1) << 4 | ((col >> 3) & 1) << 5 | ((col >> 1) & 1) << 6 | ((col >> 2) & 1) << 7 | tile << 8;
-}
 
 // The bf16 pair (x0 low, x1 high) of the upper halves of two FP32 encodings: truncation.
 __device__ __forceinline__ std::uint32_t upper_halves(float x0, float x1) {
@@ -128,20 +124,17 @@ __device__ __forceinline__ void tile_both_axes(float (&x)[8], const Hadamard16& 
 }
 
 // The shared-memory offsets (floats, wide_swizzle applied) of a lane's elements in tile 0: the
-// load's pairs (pair P: rows 2t + 8 (P & 1) + 0, 1 of column 8 (P >> 1) + g) and the store's
-// values (element e of pair p: row g + 8 (p & 1), column 2t + 8 (p >> 1) + e). Tile j adds j << 8
-// (the swizzle leaves bits 8 and up alone).
+// load's pairs and the store's values (load_slot, store_slot). Tile j adds j << 8 (the swizzle
+// leaves bits 8 and up alone).
 struct TensorAddresses {
   int load[4], store[8];
   __device__ TensorAddresses(int warp, int lane) {
-    const int g = lane >> 2, t = lane & 3, base = warp << 10;
+    const auto swizzled = [base = warp << 10](int slot) { return static_cast<int>(wide_swizzle(static_cast<std::uint32_t>(base + slot))); };
 #pragma unroll
     for (int p = 0; p < 4; ++p) {
-      load[p] = static_cast<int>(wide_swizzle(static_cast<std::uint32_t>(base + slot_of(0, 2 * t + 8 * (p & 1), g + 8 * (p >> 1)))));
+      load[p] = swizzled(load_slot(lane, p));
 #pragma unroll
-      for (int e = 0; e < 2; ++e)
-        store[2 * p + e] =
-            static_cast<int>(wide_swizzle(static_cast<std::uint32_t>(base + slot_of(0, g + 8 * (p & 1), 2 * t + 8 * (p >> 1) + e))));
+      for (int e = 0; e < 2; ++e) store[2 * p + e] = swizzled(store_slot(lane, p, e));
     }
   }
 };
