@@ -3,9 +3,19 @@
 
 #include "cli_error.hpp"
 #include "cuda_info.hpp"
+#include "sketch/sketch.hpp"
 #include "version.hpp"
 
 namespace pagh_mm {
+
+pagh::CompressedProduct sketch_operands(const MatrixData& a, const MatrixData& b, const pagh::SketchParams& params) {
+  if (a.index() == 0 && b.index() == 0) return pagh::sketch(std::get<0>(a), std::get<0>(b), params);
+  const auto as_sparse = [](const MatrixData& m) -> Eigen::SparseMatrix<double> {
+    if (m.index() == 1) return std::get<1>(m);
+    return std::get<0>(m).sparseView();
+  };
+  return pagh::sketch(as_sparse(a), as_sparse(b), params);
+}
 
 #ifdef PAGH_MM_HAVE_SKETCH_CUDA
 constexpr bool kHaveCudaSketchBackend = true;

@@ -1,8 +1,8 @@
-// Where the sketch and the exact product are computed. Today: the CPU (sketch-cpu and Eigen). The
-// CUDA backend (sketch-cuda, with cuBLAS for the exact product) plugs in here: implement
-// SketchBackend in cuda_backend.cpp, define PAGH_MM_HAVE_SKETCH_CUDA, and select_backend() offers it
-// for --backend cuda and prefers it for --backend auto when a GPU is usable. Nothing else changes:
-// every command (multiply, study) only talks to this interface.
+// Where pagh-mm computes (--backend): the sketch through pagh::sketch with the library's
+// pagh::Backend (the product it returns answers its queries where its sketches are: on the GPU for
+// the CUDA backend), and what the library leaves to the command: the exact product (Eigen or cuBLAS)
+// for the operands as read, and the device's description for reports. select_backend() is the one
+// place that knows which backends this build has; the distributed run (mpi_multiply.cpp) wraps one.
 #pragma once
 
 #include <Eigen/Dense>
@@ -30,25 +30,28 @@ class SketchBackend {
   virtual std::string name() const = 0;           // "cpu", "cuda": what --backend accepts
   virtual std::string device() const = 0;         // e.g. "AMD EPYC (2 hardware threads)"
   virtual std::string exact_method() const = 0;   // how exact_product computes, for reports
-  // Pagh's compressed product of A and B (cols(A) == rows(B), checked by the caller).
+  // Pagh's compressed product of A and B (cols(A) == rows(B), checked by the caller): pagh::sketch
+  // on this backend (sketch_operands).
   virtual pagh::CompressedProduct compress(const MatrixData& a, const MatrixData& b, const pagh::SketchParams& params) = 0;
   // The exact product A*B as a dense m x p matrix, and how long it took (ms).
   virtual Eigen::MatrixXd exact_product(const MatrixData& a, const MatrixData& b, double& ms) = 0;
 
-  // Queries of `product`, the object this backend's compress() returned last, with the semantics of
-  // CompressedProduct::top_k / above / decompress (same answers). The defaults ask the host object;
-  // the CUDA backend answers on the device from the product it still holds there, so that only
-  // the answer crosses the bus.
-  virtual std::vector<pagh::Entry> top_k(const pagh::CompressedProduct& product, std::size_t k, pagh::Recovery how,
-                                          pagh::RecoveryStats* stats) {
+  // The product's own queries (it answers them on the device that holds its sketches, if any);
+  // kept for callers written against this interface, which can ask the product directly.
+  std::vector<pagh::Entry> top_k(const pagh::CompressedProduct& product, std::size_t k, pagh::Recovery how,
+                                 pagh::RecoveryStats* stats) {
     return product.top_k(k, how, stats);
   }
-  virtual std::vector<pagh::Entry> above(const pagh::CompressedProduct& product, double threshold, std::size_t max_entries,
-                                         pagh::Recovery how, pagh::RecoveryStats* stats) {
+  std::vector<pagh::Entry> above(const pagh::CompressedProduct& product, double threshold, std::size_t max_entries,
+                                 pagh::Recovery how, pagh::RecoveryStats* stats) {
     return product.above(threshold, max_entries, how, stats);
   }
-  virtual Eigen::MatrixXd decompress(const pagh::CompressedProduct& product) { return product.decompress(); }
+  Eigen::MatrixXd decompress(const pagh::CompressedProduct& product) { return product.decompress(); }
 };
+
+// pagh::sketch of operands as read: dense x dense stays dense; anything with a sparse side goes
+// sparse (converting the sparse side to dense could need far more memory than the inputs).
+pagh::CompressedProduct sketch_operands(const MatrixData& a, const MatrixData& b, const pagh::SketchParams& params);
 
 struct BackendSelection {
   std::unique_ptr<SketchBackend> backend;

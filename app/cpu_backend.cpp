@@ -6,7 +6,6 @@
 #include <string>
 
 #include "backend.hpp"
-#include "sketch/compress.hpp"
 #include "sketch/verify.hpp"
 
 namespace pagh_mm {
@@ -45,10 +44,8 @@ class CpuBackend final : public SketchBackend {
   pagh::CompressedProduct compress(const MatrixData& a, const MatrixData& b, const pagh::SketchParams& params) override {
     pagh::SketchParams p = params;
     p.threads = threads_;
-    // Same representation for both: dense x dense stays dense; anything with a sparse side goes
-    // sparse (converting the sparse side to dense could need far more memory than the inputs).
-    if (a.index() == 0 && b.index() == 0) return pagh::compress(std::get<0>(a), std::get<0>(b), p);
-    return pagh::compress(as_sparse(a), as_sparse(b), p);
+    p.backend = pagh::Backend::cpu;
+    return sketch_operands(a, b, p);
   }
 
   Eigen::MatrixXd exact_product(const MatrixData& a, const MatrixData& b, double& ms) override {
@@ -62,11 +59,6 @@ class CpuBackend final : public SketchBackend {
   }
 
  private:
-  static Eigen::SparseMatrix<double> as_sparse(const MatrixData& m) {
-    if (m.index() == 1) return std::get<1>(m);
-    return std::get<0>(m).sparseView();
-  }
-
   int threads_;
 };
 

@@ -1,11 +1,9 @@
-// The CUDA backend: sketch-cuda for the compressed product (copied back as the same host object the
-// CPU backend returns, and kept on the device for the entry queries: top-k, threshold and dense
-// decompression run there and copy back only the answer), cuBLAS DGEMM for the exact product.
+// The CUDA backend: pagh::sketch with pagh::Backend::cuda for the compressed product (the host copy
+// of its sketches, holding the device copy that answers top-k, threshold and dense decompression on
+// the GPU), cuBLAS DGEMM for the exact product.
 #include <cuda_runtime_api.h>
 
-#include <optional>
 #include <string>
-#include <vector>
 
 #include "backend.hpp"
 #include "cli_error.hpp"
@@ -41,24 +39,9 @@ class CudaBackend final : public SketchBackend {
   pagh::CompressedProduct compress(const MatrixData& a, const MatrixData& b, const pagh::SketchParams& params) override {
     pagh::SketchParams p = params;
     p.threads = threads_;  // host-side staging threads
-    const pagh::cuda::DeviceOptions options{.device = device_};
-    // As on the CPU: dense x dense stays dense; anything with a sparse side goes sparse.
-    last_.reset();  // free the previous product's device memory first
-    if (a.index() == 0 && b.index() == 0) last_.emplace(pagh::cuda::compress(std::get<0>(a), std::get<0>(b), p, options));
-    else last_.emplace(pagh::cuda::compress(as_sparse(a), as_sparse(b), p, options));
-    return last_->to_host();
-  }
-
-  std::vector<pagh::Entry> top_k(const pagh::CompressedProduct& product, std::size_t k, pagh::Recovery how,
-                                  pagh::RecoveryStats* stats) override {
-    return last_ ? last_->top_k(k, how, stats) : product.top_k(k, how, stats);
-  }
-  std::vector<pagh::Entry> above(const pagh::CompressedProduct& product, double threshold, std::size_t max_entries,
-                                 pagh::Recovery how, pagh::RecoveryStats* stats) override {
-    return last_ ? last_->above(threshold, max_entries, how, stats) : product.above(threshold, max_entries, how, stats);
-  }
-  Eigen::MatrixXd decompress(const pagh::CompressedProduct& product) override {
-    return last_ ? last_->decompress() : product.decompress();
+    p.backend = pagh::Backend::cuda;
+    p.device = device_;
+    return sketch_operands(a, b, p);
   }
 
   Eigen::MatrixXd exact_product(const MatrixData& a, const MatrixData& b, double& ms) override {
@@ -69,17 +52,12 @@ class CudaBackend final : public SketchBackend {
   }
 
  private:
-  static Eigen::SparseMatrix<double> as_sparse(const MatrixData& m) {
-    if (m.index() == 1) return std::get<1>(m);
-    return std::get<0>(m).sparseView();
-  }
   static Eigen::MatrixXd as_dense(const MatrixData& m) {
     if (m.index() == 0) return std::get<0>(m);
     return Eigen::MatrixXd(std::get<1>(m));
   }
 
   int device_, threads_;
-  std::optional<pagh::cuda::DeviceProduct> last_;  // the product compress() returned last
 };
 
 }  // namespace

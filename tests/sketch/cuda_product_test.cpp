@@ -13,12 +13,14 @@
 #include <filesystem>
 #include <limits>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "pagh/error.hpp"
 #include "sketch/compress.hpp"
 #include "sketch/cuda.hpp"
+#include "sketch/sketch.hpp"
 #include "sketch/verify.hpp"
 #include "sketch_test_support.hpp"
 
@@ -139,6 +141,49 @@ TEST(CudaProduct, QueriesEqualTheHostForEveryRepetitionCountAndShape) {
       expect_device_answers_like_host(pagh::compress(A, B, {.repetitions = d, .seed = rng()}));
     }
   }
+}
+
+// pagh::sketch with Backend::cuda (the one API pagh-mm uses): the CPU's sketches bit for bit on
+// integer inputs, the queries answered on the device with the host's answers, and after subtract()
+// on the host sketches that hold the subtraction.
+TEST(CudaProduct, BackendCudaInParamsAnswersOnTheDeviceLikeTheCpu) {
+  REQUIRE_CUDA_DEVICE();
+  TRACE_SEED();
+  auto rng = test_rng();
+  ASSERT_TRUE(pagh::backend_available(pagh::Backend::cuda));
+  const auto same = [](const std::vector<Entry>& got, const std::vector<Entry>& want) {
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].row, want[i].row) << i;
+      EXPECT_EQ(got[i].col, want[i].col) << i;
+      EXPECT_EQ(got[i].value, want[i].value) << i;
+    }
+  };
+  for (int round = 0; round < 3; ++round) {
+    const Eigen::MatrixXd A = integers(60, 40, rng, 3), B = integers(40, 70, rng, 3);
+    const std::uint64_t seed = rng();
+    pagh::CompressedProduct gpu = pagh::sketch(A, B, {.repetitions = 3, .seed = seed, .backend = pagh::Backend::cuda});
+    pagh::CompressedProduct cpu = pagh::sketch(A, B, {.repetitions = 3, .seed = seed, .backend = pagh::Backend::cpu});
+    ASSERT_TRUE(gpu.on_device());
+    ASSERT_FALSE(cpu.on_device());
+    pagh::test::expect_same_sketches(gpu, cpu, "dense, round " + std::to_string(round));
+    same(gpu.top_k(25), cpu.top_k(25));
+    const double t = std::fabs(cpu.top_k(40).back().value);
+    same(gpu.above(t), cpu.above(t));
+    EXPECT_EQ(gpu.decompress(), cpu.decompress());
+    const Entry known{3, 4, cpu.estimate(3, 4), 0.0};
+    gpu.subtract(std::span<const Entry>(&known, 1));
+    cpu.subtract(std::span<const Entry>(&known, 1));
+    EXPECT_FALSE(gpu.on_device());
+    same(gpu.top_k(25), cpu.top_k(25));
+  }
+  const auto [A, B] = pagh::test::sparse_integer_pair(50, 30, 40, 12, rng);
+  const Eigen::SparseMatrix<double> As = A.sparseView(), Bs = B.sparseView();
+  const pagh::CompressedProduct gpu = pagh::sketch(As, Bs, {.seed = 5, .backend = pagh::Backend::cuda});
+  const pagh::CompressedProduct cpu = pagh::compress(As, Bs, {.seed = 5});
+  ASSERT_TRUE(gpu.on_device());
+  pagh::test::expect_same_sketches(gpu, cpu, "sparse");
+  same(gpu.top_k(10), cpu.top_k(10));
 }
 
 TEST(CudaProduct, TiesAreBrokenByRowThenColumnLikeTheHost) {

@@ -6,6 +6,7 @@
 #include <Eigen/Dense>
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -25,6 +26,18 @@ struct CompressTimings {
   std::int64_t transformed_k = 0, direct_k = 0, empty_k = 0;
 };
 
+// The sketches of a product as a GPU backend still holds them on its device: top_k, above and
+// decompress computed there with the CompressedProduct semantics (the same answers), only the answer
+// copied back. Implemented by pagh::sketch_cuda; a CompressedProduct returned by pagh::sketch with
+// Backend::cuda holds one beside its host copy of the same sketches.
+class DeviceSketches {
+ public:
+  virtual ~DeviceSketches() = default;
+  virtual std::vector<Entry> top_k(std::size_t k, Recovery how, RecoveryStats* stats) const = 0;
+  virtual std::vector<Entry> above(double threshold, std::size_t max_entries, Recovery how, RecoveryStats* stats) const = 0;
+  virtual Eigen::MatrixXd decompress(std::size_t max_bytes) const = 0;
+};
+
 class CompressedProduct {
  public:
   // sketches: d * b values, sketch t at [t*b, (t+1)*b). Used by compress() and load().
@@ -41,6 +54,12 @@ class CompressedProduct {
   const CompressTimings& timings() const { return timings_; }
   std::span<const double> sketch(int t) const;
 
+  // The product as a backend returns it: `host` (the sketches, the tables) with `device` holding the
+  // same sketches on a GPU, which then answers top_k, above and decompress. Copies share `device`.
+  static CompressedProduct with_device_sketches(CompressedProduct host, std::shared_ptr<const DeviceSketches> device);
+  // Whether top_k, above and decompress run on a device (until subtract() changes the sketches).
+  bool on_device() const { return device_ != nullptr; }
+
   // Median of the d unbiased single estimates s1(i) s2(j) c_t[h1(i) XOR h2(j)]; for even d the
   // mean of the two middle ones. Throws pagh::Error if (i, j) is out of range.
   double estimate(std::int64_t i, std::int64_t j) const;
@@ -53,7 +72,8 @@ class CompressedProduct {
   // Removes entries of C known exactly (for instance the diagonal of a Gram product, cheap to
   // compute) from the sketches, by linearity: the product then estimates C minus them, and their
   // energy no longer adds to every other estimate's noise. Throws pagh::Error for an entry out of
-  // range. (A saved sketch keeps no record of it: save() writes the sketches as they are.)
+  // range. (A saved sketch keeps no record of it: save() writes the sketches as they are.) The
+  // queries then run on the host sketches, which alone hold the subtraction.
   void subtract(std::span<const Entry> known);
 
   // The whole m x p estimate; throws pagh::Error if it would need more than max_bytes.
@@ -94,6 +114,7 @@ class CompressedProduct {
   CompressTimings timings_;
   double frobenius_ = 0;
   bool finite_ = true;  // every sketch value finite (heavy-bucket recovery needs it)
+  std::shared_ptr<const DeviceSketches> device_;  // the same sketches on a device, if a backend keeps them
 };
 
 // Median of a small array (reorders it); the mean of the two middle values for even sizes.

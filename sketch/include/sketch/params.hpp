@@ -11,6 +11,10 @@ namespace pagh {
 // auto decides per k with a cost model; always/never force one path (tests use them).
 enum class HybridMode { automatic, always_direct, always_transform };
 
+// Where pagh::sketch (sketch/sketch.hpp) computes: the CPU engine, or a CUDA GPU (needs the library
+// pagh::sketch_cuda linked; the product then keeps its sketches on the device for the queries).
+enum class Backend { cpu, cuda };
+
 struct SketchParams {
   double pad = 8;                 // b = next power of two >= pad * max(m, p) (when buckets == 0)
   std::int64_t buckets = 0;       // explicit sketch length b (a power of two), overrides pad
@@ -30,6 +34,10 @@ struct SketchParams {
   // before any of it is allocated: a larger plan throws MemoryLimitExceeded (memory_limit.hpp).
   // Only the CPU engine (compress.hpp) checks it; pagh::cuda::compress ignores it.
   std::uint64_t max_memory_bytes = 0;
+  // pagh::sketch only: the backend, and for Backend::cuda the device. pagh::compress is the CPU
+  // engine and pagh::cuda::compress the GPU's, whatever these say. Not part of a saved sketch.
+  Backend backend = Backend::cpu;
+  int device = 0;
 };
 
 // The sketch length b for an m x p product; throws pagh::Error for invalid parameters.

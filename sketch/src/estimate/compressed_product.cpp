@@ -50,10 +50,16 @@ void CompressedProduct::measure() {
   frobenius_ = static_cast<double>(std::sqrt(sum / tables_.repetitions));
 }
 
+CompressedProduct CompressedProduct::with_device_sketches(CompressedProduct host, std::shared_ptr<const DeviceSketches> device) {
+  host.device_ = std::move(device);
+  return host;
+}
+
 void CompressedProduct::subtract(std::span<const Entry> known) {
   for (const Entry& e : known)
     if (e.row < 0 || e.row >= rows_ || e.col < 0 || e.col >= cols_)
       throw Error("pagh::CompressedProduct::subtract", "entry (" + std::to_string(e.row) + ", " + std::to_string(e.col) + ") out of range");
+  device_.reset();  // the device's copy does not hold the subtraction
   const HashTables& h = tables_;
   for (int t = 0; t < h.repetitions; ++t) {
     double* c = sketches_.data() + static_cast<std::size_t>(t) * static_cast<std::size_t>(h.buckets);
@@ -106,6 +112,7 @@ Eigen::MatrixXd CompressedProduct::decompress(std::size_t max_bytes) const {
     throw Error("pagh::CompressedProduct::decompress", "the " + std::to_string(rows_) + " x " + std::to_string(cols_) +
                                                            " estimate needs " + std::to_string(bytes / 1e9) +
                                                            " GB, more than the allowed " + std::to_string(max_bytes / 1e9) + " GB");
+  if (device_) return device_->decompress(max_bytes);
   Eigen::MatrixXd out(rows_, cols_);
   const int d = repetitions();
 #pragma omp parallel if (static_cast<double>(rows_) * static_cast<double>(cols_) > kParallelEntries)

@@ -245,6 +245,7 @@ class CompressedProduct::Recoverer {
 };
 
 std::vector<Entry> CompressedProduct::above(double threshold, std::size_t max_entries, Recovery how, RecoveryStats* stats) const {
+  if (device_) return device_->above(threshold, max_entries, how, stats);
   RecoveryStats local;
   Recoverer ops(*this);
   return recovery::recover_above(ops, {rows_, cols_, buckets(), repetitions()}, threshold, max_entries, how, stats ? *stats : local,
@@ -252,6 +253,7 @@ std::vector<Entry> CompressedProduct::above(double threshold, std::size_t max_en
 }
 
 std::vector<Entry> CompressedProduct::top_k(std::size_t k, Recovery how, RecoveryStats* stats) const {
+  if (device_) return device_->top_k(k, how, stats);
   RecoveryStats local;
   Recoverer ops(*this);
   return recovery::recover_top_k(ops, {rows_, cols_, buckets(), repetitions()}, k, how, stats ? *stats : local);
