@@ -2,11 +2,11 @@
 // against it (exact_device.hpp). Only results (C, or a handful of numbers) are copied back.
 #include <cublas_v2.h>
 #include <cub/block/block_reduce.cuh>
-#include <cub/device/device_radix_sort.cuh>
 
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "device_memory.hpp"
 #include "estimate/estimator.cuh"
@@ -177,38 +177,42 @@ struct ExactKey {
   __device__ std::uint64_t operator()(std::int64_t idx) const { return detail::magnitude_key(exact_row_major[idx]); }
 };
 
-// How many of `found` occur in `truth_sorted` (ascending): binary search per element; an integer
-// atomic sum, whose result does not depend on the order.
-__global__ void count_hits(const std::int64_t* found, std::int64_t n, const std::int64_t* truth_sorted, std::int64_t k,
-                           unsigned long long* hits) {
-  for (std::int64_t t = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; t < n; t += std::int64_t{gridDim.x} * blockDim.x) {
-    std::int64_t lo = 0, hi = k;
-    while (lo < hi) {
-      const std::int64_t mid = lo + (hi - lo) / 2;
-      if (truth_sorted[mid] < found[t]) lo = mid + 1;
-      else hi = mid;
-    }
-    if (lo < k && truth_sorted[lo] == found[t]) atomicAdd(hits, 1ull);
-  }
+// |C| at the given row-major indices.
+__global__ void gather_magnitudes(const std::int64_t* indices, std::int64_t n, const double* exact_row_major, double* out) {
+  for (std::int64_t t = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; t < n; t += std::int64_t{gridDim.x} * blockDim.x)
+    out[t] = fabs(exact_row_major[indices[t]]);
 }
 
+// How many of `found` have |C| >= threshold: an integer atomic sum, whose result does not depend on
+// the order.
+__global__ void count_hits(const std::int64_t* found, std::int64_t n, const double* exact_row_major, double threshold,
+                           unsigned long long* hits) {
+  for (std::int64_t t = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; t < n; t += std::int64_t{gridDim.x} * blockDim.x)
+    if (fabs(exact_row_major[found[t]]) >= threshold) atomicAdd(hits, 1ull);
+}
+
+// A found entry is a hit when its exact magnitude reaches the k-th largest one, ties within
+// rounding included (1e-9 of it), as pagh::verify counts them.
 std::size_t top_k_hits(const ProductView& view, const double* exact_row_major, std::size_t k, std::size_t* found_count) {
   const std::int64_t total = view.rows * view.cols;
   TopIndices truth = detail::streaming_top_k(ExactKey{exact_row_major}, total, k, nullptr, kVerifyWhere);
   const TopIndices found = device_top_k_indices(view, k, nullptr);
   *found_count = found.count;
   const std::int64_t n_truth = static_cast<std::int64_t>(truth.count);
-  DeviceArray<std::int64_t> sorted(truth.count, "sorted exact top-k");
-  std::size_t bytes = 0;
-  PAGH_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, bytes, truth.indices.data(), sorted.data(), n_truth), kVerifyWhere);
-  DeviceArray<unsigned char> temp(bytes, "sort storage");
-  PAGH_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(temp.data(), bytes, truth.indices.data(), sorted.data(), n_truth), kVerifyWhere);
+  if (n_truth == 0) return 0;
+  DeviceArray<double> magnitudes(truth.count, "exact top-k magnitudes");
+  gather_magnitudes<<<detail::blocks_for(n_truth, kThreads), kThreads>>>(truth.indices.data(), n_truth, exact_row_major,
+                                                                         magnitudes.data());
+  check_launch("gather_magnitudes", kVerifyWhere);
+  std::vector<double> host(truth.count);
+  PAGH_CUDA_CHECK(cudaMemcpy(host.data(), magnitudes.data(), host.size() * sizeof(double), cudaMemcpyDeviceToHost), kVerifyWhere);
+  const double kth = *std::min_element(host.begin(), host.end());
   DeviceArray<unsigned long long> hits(1, "top-k hit count");
   PAGH_CUDA_CHECK(cudaMemsetAsync(hits.data(), 0, sizeof(unsigned long long), nullptr), kVerifyWhere);
   const std::int64_t n_found = static_cast<std::int64_t>(found.count);
   if (n_found > 0) {
-    count_hits<<<detail::blocks_for(n_found, kThreads), kThreads>>>(found.indices.data(), n_found, sorted.data(), n_truth,
-                                                                     hits.data());
+    count_hits<<<detail::blocks_for(n_found, kThreads), kThreads>>>(found.indices.data(), n_found, exact_row_major,
+                                                                     kth * (1 - 1e-9), hits.data());
     check_launch("count_hits", kVerifyWhere);
   }
   unsigned long long h = 0;
@@ -296,7 +300,7 @@ DeviceMetrics device_verify(const ProductView& view, const DenseOperand& a, cons
   if (metrics.top_k == 0) return metrics;
   std::size_t found = 0;
   const std::size_t hits = top_k_hits(view, exact.data(), metrics.top_k, &found);
-  metrics.top_k_recall = static_cast<double>(hits) / static_cast<double>(metrics.top_k);
+  metrics.top_k_recall = static_cast<double>(std::min(hits, metrics.top_k)) / static_cast<double>(metrics.top_k);
   metrics.top_k_precision = found == 0 ? 0.0 : static_cast<double>(hits) / static_cast<double>(found);
   return metrics;
 }
