@@ -22,7 +22,7 @@ inline bool token_ends_at(const char* p, const char* end) { return p == end || i
 
 // How many of the 8 bytes (in memory order) lead with ASCII digits, and their value as a decimal
 // number. Works within each byte (no carries cross bytes), so that no branch depends on the length.
-inline unsigned leading_digits_of_eight(std::uint64_t bytes, std::uint64_t& value) {
+[[gnu::always_inline]] inline unsigned leading_digits_of_eight(std::uint64_t bytes, std::uint64_t& value) {
   constexpr std::uint64_t ones = 0x0101010101010101;
   // Zero in a byte exactly when its high nibble is 3 and its low nibble is at most 9.
   const std::uint64_t not_digit = ((bytes & (0xF0 * ones)) ^ (0x30 * ones)) | (((bytes & (0x0F * ones)) + 0x06 * ones) & (0xF0 * ones));

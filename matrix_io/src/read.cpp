@@ -7,6 +7,7 @@
 #include "array_placement.hpp"
 #include "chunked_body.hpp"
 #include "entry_sinks.hpp"
+#include "huge_pages.hpp"
 #include "preamble_parser.hpp"
 #include "sparse_assembly.hpp"
 #include "text_source.hpp"
@@ -55,6 +56,7 @@ DenseMatrix<Scalar> read_dense_after_preamble(TextSource& source, const Preamble
     const bool skew = header.symmetry == Symmetry::skew_symmetric;
     DenseMatrix<Scalar> matrix = skew ? DenseMatrix<Scalar>::Zero(header.rows, header.cols)
                                       : DenseMatrix<Scalar>(header.rows, header.cols);
+    advise_huge_pages(matrix.data(), static_cast<std::size_t>(matrix.size()) * sizeof(Scalar));
     Destination<Scalar, std::int64_t> in_matrix{nullptr, nullptr, matrix.data(), header.stored_entries};
     const bool place = header.symmetry == Symmetry::general;
     auto body = read_body<Scalar, std::int64_t>(source, preamble, rest, options, place ? &in_matrix : nullptr);
@@ -94,6 +96,10 @@ SparseMatrix<Scalar, StorageIndex> read_sparse_after_preamble(TextSource& source
     SparseMatrix<Scalar, StorageIndex> matrix(header.rows, header.cols);
     matrix.resizeNonZeros(static_cast<Eigen::Index>(header.stored_entries));
     std::unique_ptr<StorageIndex[]> cols(new StorageIndex[static_cast<std::size_t>(header.stored_entries)]);
+    const auto stored = static_cast<std::size_t>(header.stored_entries);
+    advise_huge_pages(matrix.innerIndexPtr(), stored * sizeof(StorageIndex));
+    advise_huge_pages(matrix.valuePtr(), stored * sizeof(Scalar));
+    advise_huge_pages(cols.get(), stored * sizeof(StorageIndex));
     Destination<Scalar, StorageIndex> in_matrix{matrix.innerIndexPtr(), cols.get(), matrix.valuePtr(),
                                                 header.stored_entries};
     auto body = read_body<Scalar, StorageIndex>(source, preamble, rest, options, &in_matrix);

@@ -57,18 +57,29 @@ Index sort_and_sum_column(Index* inner, Scalar* values, Index begin, Index end, 
   if (strictly) return end - begin;
   if (!sorted && end - begin <= 16) {
     // Short columns (the common case): each entry goes to its rank (entries before it with a lower
-    // row, or the same row earlier in the file: stable), compared without branches.
+    // row, or the same row earlier in the file: stable), compared without branches, into a copy
+    // that the summing below reads from.
     const int n = static_cast<int>(end - begin);
     Index rows[16];
     Scalar column[16];
-    std::copy(inner + begin, inner + end, rows);
-    std::copy(values + begin, values + end, column);
     for (int i = 0; i < n; ++i) {
+      const Index row = inner[begin + i];
       int rank = 0;
-      for (int j = 0; j < n; ++j) rank += (rows[j] < rows[i]) | ((rows[j] == rows[i]) & (j < i));
-      inner[begin + rank] = rows[i];
-      values[begin + rank] = column[i];
+      for (int j = 0; j < n; ++j) rank += (inner[begin + j] < row) | ((inner[begin + j] == row) & (j < i));
+      rows[rank] = row;
+      column[rank] = values[begin + i];
     }
+    Index write = begin;
+    for (int t = 0; t < n; ++t) {
+      if (write > begin && inner[write - 1] == rows[t]) {
+        values[write - 1] += column[t];
+      } else {
+        inner[write] = rows[t];
+        values[write] = column[t];
+        ++write;
+      }
+    }
+    return write - begin;
   } else if (!sorted && end - begin <= 32) {
     // Insertion sort in place, stable, no copy.
     for (Index t = begin + 1; t < end; ++t) {
