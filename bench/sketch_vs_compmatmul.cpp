@@ -11,10 +11,12 @@
 // with a fresh seed, so neither reuses hash tables; the time is the whole call, from the inputs to
 // the d time-domain sketches (pagh: arranging lines, drawing tables, sketching, inverse; compmatmul:
 // drawing its multiply-add-shift hash functions, sketching with per-repetition locks, inverse). The
-// table gives medians over rounds and pagh's median phases from its CompressTimings. Before timing,
+// table gives medians over rounds of wall time and of process CPU time, and pagh's median phases
+// (wall) from its CompressTimings. Before timing,
 // both sketches are checked against the product's Frobenius norm: sum_h c_t[h]^2 estimates ||AB||_F^2
 // without bias (relative spread about sqrt(2/b)), so each must come within 10% of the exact value.
 #include <omp.h>
+#include <time.h>
 
 #include <Eigen/Dense>
 #include <algorithm>
@@ -59,6 +61,15 @@ std::vector<int> parse_list(const std::string& option, const std::string& text, 
 }
 
 double now_ms() { return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+// CPU time of the whole process (all its threads): less disturbed than wall time by other work on
+// a shared machine, and comparable between the two as long as both run the same thread count
+// (OpenMP threads that wait spin for a while and count too).
+double cpu_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
+}
 
 double median(std::vector<double> v) {
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
@@ -119,27 +130,28 @@ void compare(const Inputs& in, int n, int d, int threads, int rounds) {
     }
   }
 
-  std::vector<double> pagh_ms, cmm_ms, arrange, hashing, sketching, inverse;
+  std::vector<double> pagh_ms, cmm_ms, pagh_cpu, cmm_cpu, arrange, hashing, sketching, inverse;
   for (int r = 0; r < rounds; ++r) {
     const std::uint64_t seed = 1000 + static_cast<std::uint64_t>(r);
     for (int which = 0; which < 2; ++which) {
       const bool pagh = (which == 0) == (r % 2 == 0);
-      const double start = now_ms();
+      const double start = now_ms(), cpu_start = cpu_ms();
       if (pagh) {
         const auto product = run_pagh(seed);
-        pagh_ms.push_back(now_ms() - start);
+        pagh_ms.push_back(now_ms() - start), pagh_cpu.push_back(cpu_ms() - cpu_start);
         const auto& t = product.timings();
         arrange.push_back(t.total_ms - t.hashing_ms - t.sketching_ms - t.inverse_ms);
         hashing.push_back(t.hashing_ms), sketching.push_back(t.sketching_ms), inverse.push_back(t.inverse_ms);
       } else {
         const auto sketch = run_cmm(seed);
-        cmm_ms.push_back(now_ms() - start);
+        cmm_ms.push_back(now_ms() - start), cmm_cpu.push_back(cpu_ms() - cpu_start);
       }
     }
   }
   const double p = median(pagh_ms), c = median(cmm_ms);
-  std::printf("%6d %7d %3d %7d %10.1f %10.1f %7.3f   %6.1f %6.1f %8.1f %6.1f\n", n, b, d, threads, p, c, p / c, median(arrange),
-              median(hashing), median(sketching), median(inverse));
+  const double pc = median(pagh_cpu), cc = median(cmm_cpu);
+  std::printf("%6d %7d %3d %7d %10.1f %10.1f %8.3f %10.1f %10.1f %8.3f   %7.1f %6.1f %8.1f %7.1f\n", n, b, d, threads, p, c, p / c, pc, cc,
+              pc / cc, median(arrange), median(hashing), median(sketching), median(inverse));
   std::fflush(stdout);
 }
 
@@ -170,8 +182,8 @@ int main(int argc, char** argv) {
       usage_error("unknown option " + arg);
     }
   }
-  std::printf("%6s %7s %3s %7s %10s %10s %7s   %6s %6s %8s %6s\n", "n", "b", "d", "threads", "pagh_ms", "cmm_ms", "pagh/cmm", "arrange",
-              "hash", "sketch", "inverse");
+  std::printf("%6s %7s %3s %7s %10s %10s %8s %10s %10s %8s   %7s %6s %8s %7s\n", "n", "b", "d", "threads", "pagh_ms", "cmm_ms", "pagh/cmm",
+              "pagh_cpu", "cmm_cpu", "cpu_ratio", "arrange", "hash", "sketch", "inverse");
   try {
     for (int n : ns) {
       const Inputs in = make_inputs(n);

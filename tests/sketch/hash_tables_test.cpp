@@ -1,5 +1,5 @@
-// draw_hash_tables against the mapping documented in sketch/hashing.hpp, computed here straight
-// from the cuRAND host generator (repetition t at offset t * 2(m + p), one reseed per repetition),
+// draw_hash_tables (which computes cuRAND's words itself, sketch/src/hashing/philox.hpp) against the
+// mapping documented in sketch/hashing.hpp, computed here straight from the cuRAND host generator (repetition t at offset t * 2(m + p), one reseed per repetition),
 // for word counts that are not multiples of Philox's 4-word blocks; and a second draw of the same
 // (seed, shape), served from the cache of the last tables, equal to the first, while a different
 // seed or shape gives its own tables.
@@ -49,6 +49,9 @@ TEST(SketchHashTables, FollowTheDocumentedMapping) {
   expect_documented_mapping(5, 4, 1, 0, 1);         // 2 words, b = 1
   expect_documented_mapping(99, 2, 1000, 777, 1 << 12);
   expect_documented_mapping(7, 5, 4097, 1, 1 << 15);
+  // 2 (m + p) = 271074 words per repetition: past the first 65536 Philox blocks (2^18 words), where
+  // the generator's counter advances, and a 64-bit seed.
+  expect_documented_mapping(0x9E3779B97F4A7C15ull, 2, 70000, 65537, 1 << 20);
 }
 
 TEST(SketchHashTables, RepeatedDrawsAreEqualAndKeysAreDistinct) {

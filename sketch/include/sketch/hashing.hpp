@@ -29,8 +29,9 @@ struct HashTables {
   int s2(int t, std::int64_t j) const { return sign_b[static_cast<std::size_t>(t * p + j)]; }
 };
 
-// Draws the tables with the cuRAND host generator; throws pagh::Error on cuRAND failure, if b is
-// not a power of two <= 2^32, or if the table sizes (d * m, d * p, 2 (m + p) d) overflow.
+// Draws the tables on the CPU (the words computed as cuRAND's generator computes them, no cuRAND
+// call; tested against its host generator); throws pagh::Error if b is not a power of two <= 2^32,
+// or if the table sizes (d * m, d * p, 2 (m + p) d) overflow.
 HashTables draw_hash_tables(std::uint64_t seed, int repetitions, std::int64_t m, std::int64_t p, std::int64_t buckets);
 
 }  // namespace pagh

@@ -34,29 +34,32 @@ inline double table_bytes(std::int64_t m, std::int64_t p, int d) {
   return static_cast<double>(d) * lines * 5 + 2 * lines * 4;
 }
 
-// The engine: K ranges (partitions) of inner indices each hold a d x b spectrum when one of their k
-// is transformed and a d x b time-domain sketch when one is added directly; each worker thread has
-// a batch of vectors and a scatter buffer; the end sums into one spectrum and the d sketches.
+// The engine (cpu_engine.hpp): K ranges (partitions) of inner indices each hold a d x b spectrum
+// when one of their k is transformed and a d x b time-domain sketch when one is added directly
+// (sparse lines: known from their nonzeros; dense lines, whose nonzeros are counted while they are
+// scattered: both, at most); each worker thread has two pairs of vectors (scatter and transform);
+// dense lines have one repetition's bucket order per repetition (8 bytes per position); the end
+// sums into one spectrum and the d sketches.
 template <class LinesA, class LinesB>
 double engine_bytes(const LinesA& a, const LinesB& b, std::int64_t K, std::int64_t buckets, const SketchParams& params,
-                    int threads, std::int64_t partitions, std::int64_t batch_bytes) {
+                    int threads, std::int64_t partitions) {
   const double d = params.repetitions, bd = static_cast<double>(buckets);
   const double t_bytes = storage_bytes(params.precision), acc = accumulator_bytes(params.precision);
-  double total = static_cast<double>(K);  // the per-k path flags
-  std::int64_t transforming = 0;
+  double total = static_cast<double>(K);  // the per-k paths
   for (std::int64_t s = 0; s < partitions; ++s) {
-    bool transform = false, direct = false;
-    for (std::int64_t k = K * s / partitions, end = K * (s + 1) / partitions; k < end && !(transform && direct); ++k) {
-      const std::int64_t na = a.nnz(k), nb = b.nnz(k);
-      if (na == 0 || nb == 0) continue;
-      (take_direct_path(na, nb, buckets, params.hybrid) ? direct : transform) = true;
-    }
+    bool transform = !LinesA::kCountsKnown || !LinesB::kCountsKnown, direct = transform;
+    if constexpr (LinesA::kCountsKnown && LinesB::kCountsKnown)
+      for (std::int64_t k = K * s / partitions, end = K * (s + 1) / partitions; k < end && !(transform && direct); ++k) {
+        const std::int64_t na = a.nnz(k), nb = b.nnz(k);
+        if (na == 0 || nb == 0) continue;
+        (take_direct_path(na, nb, buckets, params.hybrid) ? direct : transform) = true;
+      }
     total += d * bd * ((transform ? acc : 0) + (direct ? 8 : 0));
-    transforming += transform;
   }
-  const auto pairs = std::clamp<std::int64_t>(batch_bytes / (2 * buckets * static_cast<std::int64_t>(t_bytes)), 1, 64);
-  const double workers = static_cast<double>(std::min<std::int64_t>(std::max(threads, 1), transforming));
-  total += workers * (2.0 * static_cast<double>(pairs) * bd * t_bytes + bd * acc);
+  if constexpr (!LinesA::kCountsKnown) total += d * 8 * static_cast<double>(a.length);
+  if constexpr (!LinesB::kCountsKnown) total += d * 8 * static_cast<double>(b.length);
+  const double workers = static_cast<double>(std::min<std::int64_t>(std::max(threads, 1), partitions));
+  total += workers * (2 * bd * (t_bytes + acc) + 256);
   return total + d * bd * (acc + 8);
 }
 

@@ -1,33 +1,23 @@
-// Hash tables from the cuRAND host generator (see hashing.hpp for the exact mapping).
+// Hash tables from cuRAND's Philox4_32_10 stream, computed here word for word (hashing/philox.hpp;
+// see hashing.hpp for the mapping).
 #include "sketch/hashing.hpp"
-
-#include <curand.h>
 
 #include <bit>
 #include <cstdint>
-#include <memory>
 #include <mutex>
 #include <string>
 #include <tuple>
 
 #include "fwht/options.hpp"
+#include "hashing/philox.hpp"
 #include "pagh/error.hpp"
 
 namespace pagh {
 namespace {
 
-void check(curandStatus_t status, const char* call) {
-  if (status != CURAND_STATUS_SUCCESS)
-    throw Error("pagh::draw_hash_tables", std::string(call) + " failed with cuRAND status " + std::to_string(status));
-}
-
-struct GeneratorDeleter {
-  void operator()(curandGenerator_t g) const { curandDestroyGenerator(g); }
-};
-
-// The last tables drawn, when small: the host generator's first words after a (re)seed cost tens of
-// milliseconds, and callers (benchmarks, studies, the CLI's repeated products) often draw the same
-// tables again. Tables above kCachedBytes are not kept (they would double a large product's memory).
+// The last tables drawn, when small: callers (benchmarks, studies, the CLI's repeated products)
+// often draw the same tables again. Tables above kCachedBytes are not kept (they would double a
+// large product's memory).
 constexpr std::size_t kCachedBytes = std::size_t{64} << 20;
 using TableKey = std::tuple<std::uint64_t, int, std::int64_t, std::int64_t, std::int64_t>;
 std::mutex cache_mutex;
@@ -66,23 +56,10 @@ HashTables draw_hash_tables(std::uint64_t seed, int repetitions, std::int64_t m,
   tables.sign_b.resize(tables.bucket_b.size());
   if (rep_words == 0) return tables;
 
-  // Creating a host generator costs milliseconds; each thread keeps one and reseeds it (setting the
-  // seed resets the generator's state and offset). Repetition t's words start at t * rep_words, so
-  // the repetitions are consecutive pieces of one stream: drawn by consecutive calls from offset 0
-  // (each repositioning costs as much as the first words after a seed).
-  thread_local std::unique_ptr<std::remove_pointer_t<curandGenerator_t>, GeneratorDeleter> generator;
-  if (!generator) {
-    curandGenerator_t created = nullptr;
-    check(curandCreateGeneratorHost(&created, CURAND_RNG_PSEUDO_PHILOX4_32_10), "curandCreateGeneratorHost");
-    generator.reset(created);
-  }
-  curandGenerator_t raw = generator.get();
-  check(curandSetPseudoRandomGeneratorSeed(raw, seed), "curandSetPseudoRandomGeneratorSeed");
-  check(curandSetGeneratorOffset(raw, 0), "curandSetGeneratorOffset");
   const int log2b = std::countr_zero(static_cast<std::uint64_t>(buckets));
   std::vector<std::uint32_t> words(rep_words);
   for (int t = 0; t < repetitions; ++t) {
-    check(curandGenerate(raw, words.data(), words.size()), "curandGenerate");
+    philox::generate(seed, static_cast<std::uint64_t>(t) * rep_words, words.data(), words.size());
     auto bucket = [log2b](std::uint32_t u) { return log2b == 0 ? 0u : static_cast<std::uint32_t>(u >> (32 - log2b)); };
     auto sign = [](std::uint32_t u) { return static_cast<std::int8_t>((u >> 31) ? -1 : 1); };
     for (std::int64_t i = 0; i < m; ++i) {

@@ -1,0 +1,277 @@
+// The CPU compression engine: for each repetition t and inner index k, sign-scatter line k of A and
+// of B, transform both, multiply pointwise and accumulate into P_t; at the end one inverse per
+// repetition, c_t = H P_t / b (DESIGN.md §1). A thin k adds its outer product to c_t directly.
+//
+// Fused per inner index: a k's two lines are scattered into two zero vectors, transformed out of
+// place into two others (the FWHT's first pass reads them, no copy of its own) and multiplied into
+// P_t at once, so the 2 b values stay in L1/L2 from scatter to multiply; then only the buckets the
+// scatter wrote are zeroed again (a few per cache line) instead of every value. A dense line's
+// nonzeros are counted while it is scattered the first time (t = 0), which decides its path then:
+// no pass over the inputs of its own.
+//
+// Determinism: k is split into kPartitions ranges [K s / kPartitions, K (s+1) / kPartitions) whatever
+// the thread count; each range sums its own P_t (and time-domain direct part) over its k in order,
+// and the ranges are summed in order. Threads take whole ranges, so the result is the same bits for
+// every thread count (tests/sketch: engine_reference_test.cpp against a reference written from this
+// paragraph, threads_test.cpp).
+#pragma once
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "compress/cpu_lines.hpp"
+#include "fwht/fwht.hpp"
+#include "compress/hybrid_rule.hpp"
+#include "compress/line_scatter.hpp"
+#include "compress/multiply_accumulate.hpp"
+#include "pagh/error.hpp"
+#include "sketch/compressed_product.hpp"
+#include "sketch/hashing.hpp"
+#include "sketch/params.hpp"
+
+// Products and sums round one operation at a time (no fused multiply-add in -march=native builds):
+// the same bits on every machine, and the reference's.
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=off")
+
+namespace pagh::cpu_sketch {
+
+// Part of the determinism contract above (the reference in tests/sketch splits k the same way).
+constexpr index kPartitions = 16;
+
+enum class Path : char { empty, direct, transform };
+
+// 64-byte aligned, zeroed storage for the working vectors (the FWHT kernels' full-width loads).
+template <class T>
+struct AlignedBuffer {
+  explicit AlignedBuffer(std::size_t n)
+      : data(static_cast<T*>(std::aligned_alloc(64, std::max<std::size_t>(64, (n * sizeof(T) + 63) / 64 * 64)))) {
+    if (data == nullptr) throw std::bad_alloc();
+    std::memset(static_cast<void*>(data), 0, n * sizeof(T));
+  }
+  ~AlignedBuffer() { std::free(data); }
+  AlignedBuffer(const AlignedBuffer&) = delete;
+  AlignedBuffer& operator=(const AlignedBuffer&) = delete;
+  T* data;
+};
+
+// The engine for one storage type T of the transformed vectors; Acc accumulates (and scatters).
+template <class T, class LinesA, class LinesB>
+class Engine {
+  using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  static constexpr bool kScatterInStorage = std::is_same_v<T, Acc>;  // else scatter in Acc, convert
+
+ public:
+  Engine(const LinesA& a, const LinesB& b, index K, const SketchParams& params, index buckets, const HashTables& tables)
+      : a_(a), b_(b), K_(K), params_(params), buckets_(buckets), tables_(tables), d_(params.repetitions) {}
+
+  // Returns the d sketches c_t (time domain) and fills the path counters of timings.
+  std::vector<double> run(CompressTimings& timings, const char* where) {
+    const int threads = params_.threads > 0 ? params_.threads : omp_get_max_threads();
+    const index partitions = std::min<index>(K_, kPartitions);
+    build_bucket_orders();
+    std::vector<Partition> parts(static_cast<std::size_t>(partitions));
+    std::vector<std::unique_ptr<Workspace>> workspaces(static_cast<std::size_t>(std::max(threads, 1)));
+    paths_.assign(static_cast<std::size_t>(K_), Path::empty);
+
+    const auto start = std::chrono::steady_clock::now();
+    std::string failure;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1)
+    for (index s = 0; s < partitions; ++s) {
+      try {
+        auto& workspace = workspaces[static_cast<std::size_t>(omp_get_thread_num())];
+        if (!workspace) workspace = std::make_unique<Workspace>(buckets_, params_);
+        sketch_range(K_ * s / partitions, K_ * (s + 1) / partitions, parts[static_cast<std::size_t>(s)], *workspace);
+      } catch (const std::exception& e) {
+#pragma omp critical(pagh_compress_failure)
+        failure = e.what();
+      }
+    }
+    if (!failure.empty()) throw Error(where, failure);
+    for (const Partition& part : parts)
+      timings.empty_k += part.empty_k, timings.direct_k += part.direct_k, timings.transformed_k += part.transformed_k;
+    timings.sketching_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+
+    const auto inverse_start = std::chrono::steady_clock::now();
+    std::vector<double> sketches = reduce_and_invert(parts, threads);
+    timings.inverse_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - inverse_start).count();
+    return sketches;
+  }
+
+ private:
+  struct Partition {
+    std::vector<Acc> spectrum;   // d x b, allocated with the range's first transformed k
+    std::vector<double> direct;  // d x b, allocated with its first direct k
+    index empty_k = 0, direct_k = 0, transformed_k = 0;
+  };
+
+  // One worker thread's vectors, a and b side by side (one FWHT call for both): `scatter` (Acc,
+  // zero but for the current k's buckets) and `vectors` (T: the transforms; in 16-bit storage the
+  // scattered values converted, then transformed in place).
+  struct Workspace {
+    Workspace(index b, const SketchParams& params)
+        : vectors(2 * static_cast<std::size_t>(b)),
+          scatter(2 * static_cast<std::size_t>(b)),
+          plan({.n = b, .batch = 2}, fwht::dtype_of<T>(),
+               {.stabilization = params.stabilization, .algorithm = params.algorithm, .compute = params.compute, .threads = 1}) {}
+    AlignedBuffer<T> vectors;
+    AlignedBuffer<Acc> scatter;
+    fwht::Plan plan;
+  };
+
+  void build_bucket_orders() {
+    if constexpr (!LinesA::kCountsKnown)
+      for (int t = 0; t < d_; ++t)
+        order_a_.push_back(bucket_order(tables_.bucket_a.data() + t * tables_.m, tables_.sign_a.data() + t * tables_.m, tables_.m, K_));
+    if constexpr (!LinesB::kCountsKnown)
+      for (int t = 0; t < d_; ++t)
+        order_b_.push_back(bucket_order(tables_.bucket_b.data() + t * tables_.p, tables_.sign_b.data() + t * tables_.p, tables_.p, K_));
+  }
+
+  // Scatters line k of A into xa and of B into xb at repetition t; returns their nonzeros. `next`:
+  // the k scattered next (-1: none), whose dense lines are prefetched meanwhile.
+  std::pair<index, index> scatter_pair(int t, index k, index next, Acc* xa, Acc* xb) const {
+    return {scatter_line(a_, order_a_, tables_.bucket_a.data() + t * tables_.m, tables_.sign_a.data() + t * tables_.m, t, k, next, xa),
+            scatter_line(b_, order_b_, tables_.bucket_b.data() + t * tables_.p, tables_.sign_b.data() + t * tables_.p, t, k, next, xb)};
+  }
+  template <class Lines>
+  static index scatter_line(const Lines& lines, const std::vector<BucketOrder>& orders, const std::uint32_t* bucket,
+                            const std::int8_t* sign, int t, index k, index next, Acc* out) {
+    if constexpr (Lines::kCountsKnown) {
+      scatter_sparse(lines, k, bucket, sign, out);
+      return lines.nnz(k);
+    } else {
+      return scatter_dense(lines.line(k), next < 0 ? nullptr : lines.line(next), orders[static_cast<std::size_t>(t)], bucket, sign,
+                           lines.length, out);
+    }
+  }
+
+  // Inner indices [k_begin, k_end): part.spectrum += sum_k (H a_k) . (H b_k), part.direct += thin
+  // outer products. Leaves the workspace's vectors zero.
+  void sketch_range(index k_begin, index k_end, Partition& part, Workspace& w) {
+    const auto b = static_cast<std::size_t>(buckets_);
+    T* va = w.vectors.data;
+    T* vb = va + b;
+    Acc* xa = w.scatter.data;
+    Acc* xb = xa + b;
+    for (int t = 0; t < d_; ++t) {
+      for (index k = k_begin; k < k_end; ++k) {
+        Path& path = paths_[static_cast<std::size_t>(k)];
+        bool scattered = false;
+        if (t == 0) {
+          index na = 0, nb = 0;
+          if constexpr (LinesA::kCountsKnown && LinesB::kCountsKnown) {
+            na = a_.nnz(k), nb = b_.nnz(k);
+          } else {
+            std::tie(na, nb) = scatter_pair(t, k, next_k(t, k, k_begin, k_end), xa, xb);
+            scattered = true;
+          }
+          path = na == 0 || nb == 0                                              ? Path::empty
+                 : take_direct_path(na, nb, buckets_, params_.hybrid) ? Path::direct
+                                                                                 : Path::transform;
+          ++(path == Path::empty ? part.empty_k : path == Path::direct ? part.direct_k : part.transformed_k);
+          if (scattered && path != Path::transform) std::fill(xa, xa + 2 * b, Acc{0});
+        }
+        if (path == Path::empty) continue;
+        if (path == Path::direct) {
+          if (part.direct.empty()) part.direct.assign(b * static_cast<std::size_t>(d_), 0.0);
+          add_outer_product(t, k, part.direct.data() + static_cast<std::size_t>(t) * b);
+          continue;
+        }
+        if (!scattered) scatter_pair(t, k, next_k(t, k, k_begin, k_end), xa, xb);
+        if (part.spectrum.empty()) part.spectrum.assign(b * static_cast<std::size_t>(d_), Acc{0});
+        Acc* P = part.spectrum.data() + static_cast<std::size_t>(t) * b;
+        if constexpr (kScatterInStorage) {
+          w.plan.execute(std::span<const T>(xa, 2 * b), std::span<T>(va, 2 * b));
+          unscatter_pair(t, k, xa, xb);
+          multiply_accumulate(P, va, vb, buckets_);
+        } else {
+          for (std::size_t h = 0; h < 2 * b; ++h) va[h] = T(xa[h]), xa[h] = Acc{0};
+          w.plan.execute(std::span<T>(va, 2 * b));
+          for (std::size_t h = 0; h < b; ++h) P[h] += static_cast<float>(va[h]) * static_cast<float>(vb[h]);
+        }
+      }
+    }
+  }
+
+  // Zeroes the buckets scatter_pair wrote (the rest of the scatter vectors is zero already).
+  void unscatter_pair(int t, index k, Acc* xa, Acc* xb) const {
+    unscatter_line(a_, order_a_, tables_.bucket_a.data() + t * tables_.m, t, k, xa);
+    unscatter_line(b_, order_b_, tables_.bucket_b.data() + t * tables_.p, t, k, xb);
+  }
+  template <class Lines>
+  static void unscatter_line(const Lines& lines, const std::vector<BucketOrder>& orders, const std::uint32_t* bucket, int t, index k,
+                             Acc* out) {
+    if constexpr (Lines::kCountsKnown) {
+      lines.for_each(k, [&](index pos, double) { out[bucket[pos]] = Acc{0}; });
+    } else {
+      const auto& order = orders[static_cast<std::size_t>(t)];
+      if (!order.entries.empty())
+        for (const std::uint64_t e : order.entries) out[e >> 32] = Acc{0};
+      else
+        for (index i = 0; i < lines.length; ++i) out[bucket[i]] = Acc{0};
+    }
+  }
+
+  // The k scattered after k at repetition t in [k_begin, k_end) (a guess: it may take another path).
+  index next_k(int t, index k, index k_begin, index k_end) const {
+    if (k + 1 < k_end) return k + 1;
+    return t + 1 < d_ ? k_begin : -1;
+  }
+
+  // c_t[h1(i) XOR h2(j)] += s1(i) s2(j) A_ik B_kj for the nonzeros of column k of A and row k of B.
+  void add_outer_product(int t, index k, double* c) const {
+    a_.for_each(k, [&](index i, double a) {
+      const double ai = tables_.s1(t, i) * a;
+      const std::uint32_t hi = tables_.h1(t, i);
+      b_.for_each(k, [&](index j, double b) { c[hi ^ tables_.h2(t, j)] += ai * (tables_.s2(t, j) * b); });
+    });
+  }
+
+  // Sums the ranges in order (each element independently, so split across threads), then one
+  // inverse transform per repetition: c_t = H P_t / b plus the direct parts.
+  std::vector<double> reduce_and_invert(const std::vector<Partition>& parts, int threads) const {
+    const std::size_t total = static_cast<std::size_t>(buckets_) * static_cast<std::size_t>(d_);
+    std::vector<Acc> spectrum(total, Acc{0});
+    std::vector<double> sketches(total, 0.0);
+    const auto n = static_cast<index>(total);
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && n >= (index{1} << 16))
+    for (index h = 0; h < n; ++h) {
+      Acc s = 0;
+      double c = 0;
+      for (const Partition& part : parts) {
+        if (!part.spectrum.empty()) s += part.spectrum[static_cast<std::size_t>(h)];
+        if (!part.direct.empty()) c += part.direct[static_cast<std::size_t>(h)];
+      }
+      spectrum[static_cast<std::size_t>(h)] = s, sketches[static_cast<std::size_t>(h)] = c;
+    }
+    fwht::Plan inverse({.n = buckets_, .batch = d_}, fwht::dtype_of<Acc>(),
+                       {.normalization = fwht::Normalization::inverse, .stabilization = params_.stabilization,
+                        .algorithm = params_.algorithm, .threads = threads});
+    inverse.execute(std::span<Acc>(spectrum));
+    for (std::size_t h = 0; h < total; ++h) sketches[h] += static_cast<double>(spectrum[h]);
+    return sketches;
+  }
+
+  const LinesA& a_;
+  const LinesB& b_;
+  index K_;
+  SketchParams params_;
+  index buckets_;
+  const HashTables& tables_;
+  int d_;
+  std::vector<BucketOrder> order_a_, order_b_;
+  std::vector<Path> paths_;  // per k, decided at t = 0 by the range that owns k
+};
+
+}  // namespace pagh::cpu_sketch
+
+#pragma GCC pop_options

@@ -1,0 +1,85 @@
+// Scattering one line into a sketch vector: x[h(i)] += s(i) v_i (DESIGN.md §1), summed in Acc.
+//
+// A dense line is scattered in bucket order: one repetition's hash is the same for every line, so
+// its positions are sorted by (bucket, position) once and every line then writes its vector from
+// low addresses to high (the buckets of a 2^15 vector no longer cost a random L2 access each) while
+// it reads its own values, which sit in L1, in the permuted order. Within a bucket the terms keep
+// the order of their positions, the order a plain loop sums them in, so the sums are bit-identical
+// to it. A sparse line has few entries, each in its own bucket mostly: scattered in its own order.
+#pragma once
+
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <vector>
+
+#include "compress/cpu_lines.hpp"
+
+namespace pagh::cpu_sketch {
+
+// One repetition's (h, s) over a line's positions, as entries (h << 32) | (negative << 31) | i sorted
+// by (h, i). Empty (scatter in position order) when positions do not fit in 31 bits or when there
+// are too few lines to repay the sort.
+struct BucketOrder {
+  std::vector<std::uint64_t> entries;
+};
+
+inline BucketOrder bucket_order(const std::uint32_t* bucket, const std::int8_t* sign, index length, index lines) {
+  BucketOrder order;
+  constexpr index kFewestLines = 64;  // the sort costs about log2(length) scatters of one line
+  if (length >= (index{1} << 31) || lines < kFewestLines) return order;
+  order.entries.resize(static_cast<std::size_t>(length));
+  for (index i = 0; i < length; ++i)
+    order.entries[static_cast<std::size_t>(i)] = (std::uint64_t{bucket[i]} << 32) | static_cast<std::uint64_t>(i);
+  std::sort(order.entries.begin(), order.entries.end());  // distinct keys: by bucket, then position
+  for (auto& e : order.entries)
+    if (sign[e & 0x7FFFFFFFu] < 0) e |= std::uint64_t{1} << 31;
+  return order;
+}
+
+// -a when negative, a otherwise, through the sign bit: exactly what negating does, without a branch.
+template <class Acc>
+Acc with_sign(Acc a, std::uint32_t negative) {
+  using Bits = std::conditional_t<sizeof(Acc) == 8, std::uint64_t, std::uint32_t>;
+  return std::bit_cast<Acc>(std::bit_cast<Bits>(a) ^ (static_cast<Bits>(negative) << (8 * sizeof(Acc) - 1)));
+}
+
+// Scatters line `values` (length positions) into out; returns its number of nonzeros. Zeros are
+// added too: adding +-0 never changes a bucket's bits (a bucket is never -0: it starts at +0 and
+// x + (-x) rounds to +0), so the sums equal those of a loop that skips zeros. The values are read in
+// bucket order, i.e. at random: `next` (the line scattered next, or null) is prefetched meanwhile,
+// one cache line per cache line's worth of entries, so that no line is first read from memory in
+// that order.
+template <class Acc, class Scalar>
+index scatter_dense(const Scalar* values, const Scalar* next, const BucketOrder& order, const std::uint32_t* bucket,
+                    const std::int8_t* sign, index length, Acc* out) {
+  constexpr index kPerCacheLine = 64 / sizeof(Scalar);
+  index nonzeros = 0;
+  if (!order.entries.empty()) {
+    const std::uint64_t* entries = order.entries.data();
+    for (index e0 = 0; e0 < length; e0 += kPerCacheLine) {
+      if (next != nullptr) __builtin_prefetch(next + e0);
+      const index e1 = std::min(length, e0 + kPerCacheLine);
+      for (index e = e0; e < e1; ++e) {
+        const auto low = static_cast<std::uint32_t>(entries[e]);
+        const double v = static_cast<double>(values[low & 0x7FFFFFFFu]);
+        out[entries[e] >> 32] += with_sign(static_cast<Acc>(v), low >> 31);
+        nonzeros += v != 0;
+      }
+    }
+    return nonzeros;
+  }
+  for (index i = 0; i < length; ++i) {
+    const double v = static_cast<double>(values[i]);
+    out[bucket[i]] += with_sign(static_cast<Acc>(v), sign[i] < 0 ? 1u : 0u);
+    nonzeros += v != 0;
+  }
+  return nonzeros;
+}
+
+template <class Acc>
+void scatter_sparse(const SparseLines& lines, index k, const std::uint32_t* bucket, const std::int8_t* sign, Acc* out) {
+  lines.for_each(k, [&](index pos, double v) { out[bucket[pos]] += with_sign(static_cast<Acc>(v), sign[pos] < 0 ? 1u : 0u); });
+}
+
+}  // namespace pagh::cpu_sketch
