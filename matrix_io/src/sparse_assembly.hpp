@@ -20,6 +20,7 @@
 
 #include "chunked_body.hpp"
 #include "entry_sinks.hpp"
+#include "huge_pages.hpp"
 #include "matrix_io/error.hpp"
 
 namespace pagh::matrix_io::detail {
@@ -157,7 +158,23 @@ void sort_and_sum_columns(SparseMatrix<Scalar, Index>& matrix, std::uint64_t tot
         kept_total += static_cast<std::uint64_t>(kept[static_cast<std::size_t>(j)]);
       }
     }
-    if (kept_total != total) close_gaps(matrix, [&](Index j) { return kept[static_cast<std::size_t>(j)]; });
+    if (kept_total == total) return;
+    // Summed duplicates left gaps: the kept entries go to a new matrix, columns in parallel (moving
+    // them down in place would have to go column after column).
+    SparseMatrix<Scalar, Index> closed(matrix.rows(), matrix.cols());
+    Index* const closed_outer = closed.outerIndexPtr();
+    for (Index j = 0; j < cols; ++j) closed_outer[j + 1] = closed_outer[j] + kept[static_cast<std::size_t>(j)];
+    closed.resizeNonZeros(static_cast<Eigen::Index>(kept_total));
+    Index* const closed_inner = closed.innerIndexPtr();
+    Scalar* const closed_values = closed.valuePtr();
+    advise_huge_pages(closed_inner, kept_total * sizeof(Index));
+    advise_huge_pages(closed_values, kept_total * sizeof(Scalar));
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1024)
+    for (Index j = 0; j < cols; ++j) {
+      std::copy(inner + outer[j], inner + outer[j] + kept[static_cast<std::size_t>(j)], closed_inner + closed_outer[j]);
+      std::copy(values + outer[j], values + outer[j] + kept[static_cast<std::size_t>(j)], closed_values + closed_outer[j]);
+    }
+    matrix = std::move(closed);
     return;
   }
   std::vector<std::pair<Index, Scalar>> scratch;

@@ -175,3 +175,20 @@ TEST(MatrixIoPlacement, ArrayValuesWithCommentAndBlankLinesLandInColumnMajorOrde
       }
   }
 }
+
+TEST(MatrixIoPlacement, LargeFilesWithDuplicatesReadTheSameOnAnyThreadCount) {
+  // Large enough that columns are sorted and summed on all threads, and the gaps that summed
+  // duplicates leave are closed in parallel.
+  for (const Order order : {Order::duplicates, Order::none}) {
+    const std::vector<Entry> entries = entries_in(order, 500, 20000, 150000, 11);
+    const Expected expected = expected_of(20000, entries);
+    ASSERT_LT(expected.inner.size(), entries.size());  // duplicates were summed
+    const std::string text = coordinate_text(500, 20000, entries, 0);
+    for (const int threads : {1, 2, 5}) {
+      mio::ReadOptions options;
+      options.threads = threads;
+      expect_matrix(expected, mio::parse_sparse<double, int>(text, "large.mtx", options),
+                    std::string(order == Order::none ? "none" : "duplicates") + ", threads " + std::to_string(threads));
+    }
+  }
+}
