@@ -50,4 +50,22 @@ inline Eigen::MatrixXd gaussian(int rows, int cols, std::mt19937_64& rng, double
   return M;
 }
 
+// C = G_A G_B (small Gaussian background) + `planted` entries of size `planted_size`, each put in by
+// an inner index of its own (so C is known exactly).
+struct Planted {
+  Eigen::MatrixXd A, B;
+};
+inline Planted planted_product(int m, int K, int p, int planted, double planted_size, std::mt19937_64& rng) {
+  Planted w{Eigen::MatrixXd::Zero(m, K + planted), Eigen::MatrixXd::Zero(K + planted, p)};
+  w.A.leftCols(K) = gaussian(m, K, rng);
+  w.B.topRows(K) = gaussian(K, p, rng);
+  std::uniform_int_distribution<int> row(0, m - 1), col(0, p - 1);
+  std::uniform_real_distribution<double> size(1.0, 2.0);
+  for (int q = 0; q < planted; ++q) {
+    w.A(row(rng), K + q) = planted_size * size(rng) * (q % 2 ? -1 : 1);
+    w.B(K + q, col(rng)) = 1.0;
+  }
+  return w;
+}
+
 }  // namespace pagh::test

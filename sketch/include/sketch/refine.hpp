@@ -1,0 +1,96 @@
+// Exact values for the entries a sketch selects. A sketch is a good way to *find* the large entries
+// of A * B and a poor way to *measure* them: an estimate carries the noise of every entry that shares
+// its buckets, and the entries ranked first are the ones whose noise happened to lift them (the
+// winner's curse), so even calibrated intervals cover less often among them than for a random entry.
+// With A and B at hand one entry costs a single scalar product, nnz(A[i, :]) + nnz(B[:, j]) work, so
+// the candidates the sketch ranks first are evaluated exactly and re-ranked by their exact values.
+//
+// What stays uncertain is only which entries were *not* evaluated. Every entry with
+// |estimate| > cutoff was; an entry that belongs in the answer (|C(i, j)| >= V, the weakest exact
+// value kept) but was not evaluated has an error of at least V - cutoff, which the sketch's noise
+// model bounds: at most N(V) = (||C||_F^2 - the evaluated entries' energy) / V^2 entries of C reach
+// V (and no more than the entries not evaluated), so the expected number missed is at most
+// N(V) * P(|error| >= V - cutoff). The candidate set
+// grows (4x a round) until that bound is below the rate asked for, or the work limit is reached;
+// either way the bound is reported. ||C||_F^2 comes from the sketch, so the bound is an estimate.
+#pragma once
+
+#include <Eigen/Dense>
+#include <Eigen/SparseCore>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <variant>
+#include <vector>
+
+#include "sketch/entry.hpp"
+
+namespace pagh {
+
+class NoiseModel;
+
+// C(i, j) = sum_k A(i, k) B(k, j) in double, k ascending, for chosen (i, j). Holds a row-major copy
+// of a sparse A (its rows are what one entry reads) and references to the rest: the operands must
+// outlive it.
+class ExactEntries {
+ public:
+  ExactEntries(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B);
+  ExactEntries(const Eigen::SparseMatrix<double>& A, const Eigen::SparseMatrix<double>& B);
+  ExactEntries(const Eigen::MatrixXd& A, const Eigen::SparseMatrix<double>& B);
+  ExactEntries(const Eigen::SparseMatrix<double>& A, const Eigen::MatrixXd& B);
+
+  std::int64_t rows() const { return rows_; }
+  std::int64_t cols() const { return cols_; }
+  // Throws pagh::Error for a position outside the product.
+  double operator()(std::int64_t i, std::int64_t j) const;
+  // The scalar products one evaluation of (i, j) forms (the work model of the limit below).
+  double cost(std::int64_t i, std::int64_t j) const;
+  // Every entry's exact value (spread 0), on `threads` threads (0 = all); the result does not
+  // depend on the thread count.
+  std::vector<Entry> evaluate(const std::vector<Entry>& positions, int threads = 0) const;
+
+ private:
+  void check(std::int64_t i, std::int64_t j) const;
+  double value(std::int64_t i, std::int64_t j) const;  // unchecked
+  using RowMajor = Eigen::SparseMatrix<double, Eigen::RowMajor>;
+  std::variant<const Eigen::MatrixXd*, RowMajor> a_;
+  std::variant<const Eigen::MatrixXd*, const Eigen::SparseMatrix<double>*> b_;
+  std::int64_t rows_ = 0, inner_ = 0, cols_ = 0;
+};
+
+struct RefineOptions {
+  double missed_rate = 0.05;           // stop when the expected number of missed entries is at most this
+  std::size_t first_candidates = 64;   // the first round evaluates max(4 k, this) candidates
+  double max_products = 4e9;           // scalar products all rounds together may form
+  std::size_t max_candidates = std::size_t{1} << 22;
+  int threads = 0;                     // for the exact evaluations (0 = all)
+};
+
+struct RefinedAnswer {
+  std::vector<Entry> entries;   // exact values (spread 0), nonzero, ranked |value| desc, row, col
+  std::size_t candidates = 0;   // distinct entries evaluated exactly
+  double cutoff = 0;            // every entry with |estimate| > cutoff was evaluated
+  double expected_missed = 0;   // the bound above (an estimate: ||C||_F comes from the sketch)
+  double products = 0;          // scalar products formed
+  int rounds = 0;
+  bool complete = false;        // expected_missed <= RefineOptions::missed_rate
+};
+
+// The `n` entries with the largest |estimate| (CompressedProduct::top_k, or a device's).
+using TopCandidates = std::function<std::vector<Entry>(std::size_t n)>;
+// Every entry with |estimate| >= t, at most `cap` (throws TooManyEntries beyond).
+using CandidatesAbove = std::function<std::vector<Entry>(double t, std::size_t cap)>;
+
+// The k entries of largest |C(i, j)| among the candidates, with exact values. energy: ||C||_F^2 of
+// what the sketch holds (CompressedProduct::frobenius_estimate() squared).
+RefinedAnswer refine_top_k(const TopCandidates& candidates, const NoiseModel& noise, double energy, const ExactEntries& exact,
+                           std::size_t k, const RefineOptions& options = {});
+// Every candidate with |C(i, j)| >= threshold (> 0), exact, at most max_entries of them (more is
+// TooManyEntries, as CompressedProduct::above). The candidates are the entries whose estimate is
+// within the noise of the threshold: |estimate| >= threshold - delta, delta such that the
+// expected number missed is within the rate.
+RefinedAnswer refine_above(const CandidatesAbove& candidates, const NoiseModel& noise, double energy, const ExactEntries& exact,
+                           double threshold, std::size_t max_entries, const RefineOptions& options = {});
+
+}  // namespace pagh
