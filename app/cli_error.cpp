@@ -20,35 +20,40 @@ std::string one_line(std::string text) {
 
 namespace {
 
-int print(ExitCode code, const std::string& message, const std::string& hint = "") {
-  std::fprintf(stderr, "pagh-mm: %s%s\n", one_line(message).c_str(), hint.c_str());
-  return to_int(code);
+FailureReport failure_of(ExitCode code, const std::string& message, const std::string& hint = "") {
+  return {code, one_line(message) + hint};
 }
 
 }  // namespace
 
 int report_failure(std::exception_ptr failure, const std::string& command) {
+  const FailureReport report = describe_failure(failure, command);
+  std::fprintf(stderr, "pagh-mm: %s\n", report.message.c_str());
+  return to_int(report.code);
+}
+
+FailureReport describe_failure(std::exception_ptr failure, const std::string& command) {
   const std::string help = " (see pagh-mm " + (command.empty() ? "" : command + " ") + "--help)";
   // The order matters: the most specific types first (MatrixMarketError derives from pagh::Error,
   // which derives from std::runtime_error).
   try {
     std::rethrow_exception(failure);
   } catch (const CliError& e) {
-    return print(e.code(), e.what(), e.code() == ExitCode::usage ? help : "");
+    return failure_of(e.code(), e.what(), e.code() == ExitCode::usage ? help : "");
   } catch (const boost::program_options::error& e) {
-    return print(ExitCode::usage, e.what(), help);
+    return failure_of(ExitCode::usage, e.what(), help);
   } catch (const pagh::matrix_io::MatrixMarketError& e) {
-    return print(classify_read_failure(e), e.what());
+    return failure_of(classify_read_failure(e), e.what());
   } catch (const std::bad_alloc&) {
     // The hint names options of the main command; the other commands have none of them.
-    return print(ExitCode::software, command.empty() ? "out of memory (try a smaller --pad or --sketches, or --top instead of --full)"
+    return failure_of(ExitCode::software, command.empty() ? "out of memory (try a smaller --pad or --sketches, or --top instead of --full)"
                                                      : "out of memory");
   } catch (const pagh::Error& e) {
-    return print(ExitCode::software, std::string("internal error: ") + e.what());
+    return failure_of(ExitCode::software, std::string("internal error: ") + e.what());
   } catch (const std::exception& e) {
-    return print(ExitCode::software, std::string("internal error: ") + e.what());
+    return failure_of(ExitCode::software, std::string("internal error: ") + e.what());
   } catch (...) {
-    return print(ExitCode::software, "internal error: unknown exception");
+    return failure_of(ExitCode::software, "internal error: unknown exception");
   }
 }
 

@@ -37,6 +37,14 @@ class CliError : public std::runtime_error {
 // `command` is the subcommand that failed ("" for the main command), for the --help hint.
 int report_failure(std::exception_ptr failure, const std::string& command);
 
+// What report_failure would print (without the "pagh-mm: " prefix) and the status, without printing
+// it: a distributed run (mpi_multiply.cpp) passes a worker's failure to rank 0, which prints it.
+struct FailureReport {
+  ExitCode code;
+  std::string message;
+};
+FailureReport describe_failure(std::exception_ptr failure, const std::string& command);
+
 // Collapses a message to one line (library messages are one line already; this is a guarantee).
 std::string one_line(std::string text);
 

@@ -7,7 +7,9 @@
 
 namespace pagh_mm {
 
-int run_multiply(const std::vector<std::string>& args);  // pagh-mm [options] A.mtx B.mtx
+class MultiplyHooks;  // multiply_hooks.hpp
+
+int run_multiply(const std::vector<std::string>& args, MultiplyHooks* hooks = nullptr);  // pagh-mm [options] A.mtx B.mtx
 int run_query(const std::vector<std::string>& args);     // pagh-mm query SKETCH i j [i j ...]
 int run_top(const std::vector<std::string>& args);       // pagh-mm top SKETCH [-k K]
 int run_generate(const std::vector<std::string>& args);  // pagh-mm generate WORKLOAD [options]

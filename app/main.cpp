@@ -12,6 +12,9 @@
 #include "cli_error.hpp"
 #include "commands.hpp"
 #include "interrupt_cleanup.hpp"
+#ifdef PAGH_MM_HAVE_MPI
+#include "mpi_multiply.hpp"
+#endif
 
 namespace {
 
@@ -59,6 +62,10 @@ int main(int argc, char** argv) {
         return deliver(sub->second({args.begin() + 1, args.end()}));
       }
     }
+#ifdef PAGH_MM_HAVE_MPI
+    // Under mpirun the main command runs over the job's ranks (mpi_multiply.hpp); only rank 0 prints.
+    if (pagh_mm::launched_by_mpi()) return deliver(pagh_mm::run_multiply_distributed(args));
+#endif
     return deliver(pagh_mm::run_multiply(args));
   } catch (...) {
     std::cout.rdbuf(standard_output);

@@ -18,6 +18,7 @@
 #include "matrix_io/write.hpp"
 #include "known_diagonal.hpp"
 #include "method_choice.hpp"
+#include "multiply_hooks.hpp"
 #include "multiply_memory.hpp"
 #include "multiply_options.hpp"
 #include "npy_output.hpp"
@@ -234,13 +235,14 @@ int run_exact(const MultiplyOptions& o, SketchBackend& backend, const InputMatri
 
 }  // namespace
 
-int run_multiply(const std::vector<std::string>& args) {
+int run_multiply(const std::vector<std::string>& args, MultiplyHooks* hooks) {
   const auto start = Clock::now();
   const auto parsed = parse_multiply_options(args);
   if (!parsed) return 0;
   const MultiplyOptions& o = *parsed;
   const Diagnostics& diag = o.diagnostics;
   check_threads_can_start(o.sketch.params.threads, "--threads");
+  if (hooks) hooks->started(o);
 
   // The backend starts (on a GPU machine the CUDA driver and context take a good part of a second)
   // while the outputs are staged and the inputs read. Errors keep the order of a backend started
@@ -280,6 +282,7 @@ int run_multiply(const std::vector<std::string>& args) {
   const InputMatrix b = after_backend_errors([&] { return read_input(o.b_path, false, o.sketch.params.threads); });
   report.read_b_ms = ms_since(t);
   BackendSelection selection = starting.get();
+  if (hooks) selection.backend = hooks->backend(std::move(selection.backend));
   SketchBackend& backend = *selection.backend;
   report.backend_requested = to_string(o.sketch.backend);
   report.backend_name = backend.name();

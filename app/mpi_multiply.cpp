@@ -1,0 +1,301 @@
+// The distributed main command (mpi_multiply.hpp). Rank 0 leads: it runs run_multiply with hooks
+// (multiply_hooks.hpp) that send the other ranks, the workers, one command at a time: read the
+// inputs, sketch your share (as often as run_multiply sketches), finish with a status. Every
+// collective step starts with an agreement on failures (pagh::mpi::agree), so that a rank that
+// failed never leaves the others waiting.
+#include "mpi_multiply.hpp"
+
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <type_traits>
+
+#include "cli_error.hpp"
+#include "commands.hpp"
+#include "distributed/mpi_compress.hpp"
+#include "inputs.hpp"
+#include "mpi_inner_split.hpp"
+#include "multiply_hooks.hpp"
+#include "multiply_options.hpp"
+#include "sketch/params.hpp"
+
+#ifdef PAGH_MM_HAVE_SKETCH_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+namespace pagh_mm {
+
+#ifdef PAGH_MM_HAVE_SKETCH_CUDA
+std::unique_ptr<SketchBackend> make_cuda_backend(int device, int threads);  // cuda_backend.cpp
+#endif
+
+namespace {
+
+enum class Step : int { read_inputs = 1, sketch = 2, finish = 3 };
+
+// What rank 0 sends the workers, as raw bytes (every field trivially copyable).
+struct Command {
+  Step step = Step::finish;
+  int status = 0;       // finish: the exit status of the run
+  int threads = 0;      // read_inputs, sketch: --threads
+  bool transpose_a = false;
+  bool use_cuda = false;  // sketch: rank 0 sketches with the CUDA backend
+  pagh::SketchParams params;
+};
+static_assert(std::is_trivially_copyable_v<Command>);
+
+// Rank 0's command reaches every rank (workers wait for it without spinning a core).
+Command exchange(MPI_Comm comm, Command command) {
+  MPI_Request request;
+  MPI_Ibcast(&command, sizeof command, MPI_BYTE, 0, comm, &request);
+  pagh::mpi::wait_without_spinning(request);
+  return command;
+}
+
+std::string exchange(MPI_Comm comm, std::string text) {
+  long long size = static_cast<long long>(text.size());
+  MPI_Bcast(&size, 1, MPI_LONG_LONG, 0, comm);
+  text.resize(static_cast<std::size_t>(size));
+  MPI_Bcast(text.data(), static_cast<int>(size), MPI_CHAR, 0, comm);
+  return text;
+}
+
+// The agreement of pagh::mpi::agree with pagh-mm's statuses and messages.
+void agree(MPI_Comm comm, std::exception_ptr failure) {
+  if (!failure) return pagh::mpi::agree(comm, 0, "");
+  const FailureReport report = describe_failure(failure, "");
+  pagh::mpi::agree(comm, to_int(report.code), report.message);
+}
+
+int rank_in(MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  return rank;
+}
+int size_of(MPI_Comm comm) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  return size;
+}
+
+std::int64_t stored_entries(const MatrixData& m) {
+  return m.index() == 0 ? static_cast<std::int64_t>(std::get<0>(m).size()) : static_cast<std::int64_t>(std::get<1>(m).nonZeros());
+}
+std::int64_t rows_in(const MatrixData& m) { return std::visit([](const auto& x) { return static_cast<std::int64_t>(x.rows()); }, m); }
+std::int64_t cols_in(const MatrixData& m) { return std::visit([](const auto& x) { return static_cast<std::int64_t>(x.cols()); }, m); }
+
+// The slowest rank's times of one distributed sketch (rank 0 only), in milliseconds.
+struct ShareTimes {
+  double sketch_ms = 0, wait_ms = 0, reduce_ms = 0;
+  std::int64_t k0 = 0, k1 = 0;  // rank 0's own range
+};
+
+// Collective, every rank, for every sketch command: agrees on earlier failures (reading, the
+// backend), checks that every rank read the same shapes, sketches this rank's range of k and sums
+// the sketches on rank 0 (the others get nullopt). Throws the same exception on every rank.
+std::optional<pagh::CompressedProduct> sketch_share(MPI_Comm comm, const std::string& inputs, const MatrixData* a,
+                                                    const MatrixData* b, SketchBackend* backend, std::exception_ptr failure,
+                                                    const pagh::SketchParams& params, ShareTimes& times) {
+  agree(comm, failure);
+  const std::int64_t m = rows_in(*a), K = cols_in(*a), p = cols_in(*b);
+  try {
+    pagh::mpi::require_same(comm, inputs.c_str(),
+                            {{"the rows of A", static_cast<std::uint64_t>(m)}, {"the columns of A", static_cast<std::uint64_t>(K)},
+                             {"the columns of B", static_cast<std::uint64_t>(p)},
+                             {"the stored entries of A", static_cast<std::uint64_t>(stored_entries(*a))},
+                             {"the stored entries of B", static_cast<std::uint64_t>(stored_entries(*b))}});
+  } catch (const pagh::mpi::RankFailure&) {
+    throw;
+  } catch (const pagh::Error& e) {
+    throw CliError(ExitCode::data, "", e.what());  // the same on every rank: the ranks read different files
+  }
+  const int me = rank_in(comm);
+  std::optional<pagh::CompressedProduct> partial;
+  const double start = pagh::mpi::wall_ms();
+  std::int64_t k0 = 0, k1 = 0;
+  try {
+    const std::int64_t buckets = pagh::sketch_length(m, p, params);
+    const std::vector<std::int64_t> bounds = split_inner(*a, *b, buckets, size_of(comm));
+    k0 = bounds[static_cast<std::size_t>(me)], k1 = bounds[static_cast<std::size_t>(me) + 1];
+    if (k0 == k1)  // nothing to sketch here: a zero sketch with the same tables
+      partial.emplace(m, p, 0, params, pagh::draw_hash_tables(params.seed, params.repetitions, m, p, buckets),
+                      std::vector<double>(static_cast<std::size_t>(buckets * params.repetitions), 0.0));
+    else partial.emplace(backend->compress(columns_of(*a, k0, k1), rows_of(*b, k0, k1), params));
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  const double sketched = pagh::mpi::wall_ms();
+  agree(comm, failure);
+  const double agreed = pagh::mpi::wall_ms();
+  pagh::mpi::ReduceTimings reduce;
+  std::optional<pagh::CompressedProduct> sum = pagh::mpi::sum_sketches(*partial, comm, 0, &reduce);
+  double slowest[3] = {sketched - start, agreed - sketched, reduce.reduce_ms};
+  MPI_Reduce(me == 0 ? MPI_IN_PLACE : slowest, slowest, 3, MPI_DOUBLE, MPI_MAX, 0, comm);
+  times = {slowest[0], slowest[1], slowest[2], k0, k1};
+  return sum;
+}
+
+// The backend a worker sketches with: rank 0's kind; with CUDA, the GPU of its local rank.
+std::unique_ptr<SketchBackend> worker_backend(MPI_Comm comm, bool use_cuda, int threads) {
+  if (!use_cuda) return make_cpu_backend(threads);
+#ifdef PAGH_MM_HAVE_SKETCH_CUDA
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    (void)cudaGetLastError();
+    throw CliError(ExitCode::unavailable, "--backend cuda",
+                   "rank " + std::to_string(rank_in(comm)) + " has no usable CUDA device (rank 0 sketches on a GPU)");
+  }
+  return make_cuda_backend(pagh::mpi::local_rank(comm) % devices, threads);
+#else
+  throw CliError(ExitCode::unavailable, "--backend cuda",
+                 "rank " + std::to_string(rank_in(comm)) + " runs a pagh-mm without the CUDA backend (rank 0 sketches on a GPU)");
+#endif
+}
+
+int run_worker(MPI_Comm comm) {
+  std::optional<InputMatrix> a, b;
+  std::string inputs;
+  std::exception_ptr read_failure;
+  std::unique_ptr<SketchBackend> backend;
+  for (;;) {
+    const Command command = exchange(comm, Command{});
+    if (command.step == Step::finish) return command.status;
+    if (command.step == Step::read_inputs) {
+      const std::string a_path = exchange(comm, ""), b_path = exchange(comm, "");
+      inputs = a_path + ", " + b_path;
+      try {
+        a.emplace(read_input(a_path, command.transpose_a, command.threads));
+        b.emplace(read_input(b_path, false, command.threads));
+      } catch (...) {
+        read_failure = std::current_exception();
+      }
+      continue;
+    }
+    std::exception_ptr failure = read_failure;
+    if (!failure) {
+      try {
+        if (!backend || (backend->name() == "cuda") != command.use_cuda)
+          backend = worker_backend(comm, command.use_cuda, command.threads);
+      } catch (...) {
+        failure = std::current_exception();
+      }
+    }
+    ShareTimes times;
+    try {
+      sketch_share(comm, inputs, a ? &a->data : nullptr, b ? &b->data : nullptr, backend.get(), failure, command.params, times);
+    } catch (const std::exception&) {
+      // Every rank threw the same: rank 0 reports it and ends the run with its status.
+    }
+  }
+}
+
+// Rank 0's backend: the selected one sketches rank 0's share; the sum of every rank's is the product.
+// Queries run on the host copy of the sum (the selected backend holds only a share on its device).
+class DistributedBackend final : public SketchBackend {
+ public:
+  DistributedBackend(MPI_Comm comm, std::unique_ptr<SketchBackend> own, const MultiplyOptions& options)
+      : comm_(comm), own_(std::move(own)), inputs_(options.a_path + ", " + options.b_path),
+        threads_(options.sketch.params.threads), verbose_(options.diagnostics.verbose()) {}
+
+  std::string name() const override { return own_->name(); }
+  std::string device() const override { return own_->device() + ", " + std::to_string(size_of(comm_)) + " MPI ranks"; }
+  std::string exact_method() const override { return own_->exact_method(); }
+
+  pagh::CompressedProduct compress(const MatrixData& a, const MatrixData& b, const pagh::SketchParams& params) override {
+    exchange(comm_, Command{.step = Step::sketch, .threads = threads_, .use_cuda = own_->name() == "cuda", .params = params});
+    ShareTimes times;
+    try {
+      std::optional<pagh::CompressedProduct> sum = sketch_share(comm_, inputs_, &a, &b, own_.get(), nullptr, params, times);
+      if (verbose_)
+        std::fprintf(stderr,
+                     "pagh-mm: distributed over %d ranks (rank 0: k %lld..%lld of %lld): slowest share %.1f ms, "
+                     "waiting %.1f ms, sum of the sketches %.1f ms\n",
+                     size_of(comm_), static_cast<long long>(times.k0), static_cast<long long>(times.k1),
+                     static_cast<long long>(cols_in(a)), times.sketch_ms, times.wait_ms, times.reduce_ms);
+      return std::move(*sum);
+    } catch (const pagh::mpi::RankFailure& e) {
+      throw CliError(static_cast<ExitCode>(e.code()), "", e.what());
+    }
+  }
+
+  Eigen::MatrixXd exact_product(const MatrixData& a, const MatrixData& b, double& ms) override {
+    return own_->exact_product(a, b, ms);
+  }
+
+ private:
+  MPI_Comm comm_;
+  std::unique_ptr<SketchBackend> own_;
+  std::string inputs_;
+  int threads_;
+  bool verbose_;
+};
+
+class Leader final : public MultiplyHooks {
+ public:
+  explicit Leader(MPI_Comm comm) : comm_(comm) {}
+
+  void started(const MultiplyOptions& options) override {
+    options_ = &options;
+    exchange(comm_, Command{.step = Step::read_inputs, .threads = options.sketch.params.threads, .transpose_a = options.transpose_a});
+    exchange(comm_, options.a_path);
+    exchange(comm_, options.b_path);
+  }
+
+  std::unique_ptr<SketchBackend> backend(std::unique_ptr<SketchBackend> selected) override {
+    return std::make_unique<DistributedBackend>(comm_, std::move(selected), *options_);
+  }
+
+  void finish(int status) { exchange(comm_, Command{.step = Step::finish, .status = status}); }
+
+ private:
+  MPI_Comm comm_;
+  const MultiplyOptions* options_ = nullptr;
+};
+
+// MPI for the lifetime of the command; every MPI call is made from this (the main) thread.
+class MpiSession {
+ public:
+  MpiSession() {
+    int provided = 0;
+    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
+  }
+  ~MpiSession() {
+    MPI_Comm_free(&comm_);
+    MPI_Finalize();
+  }
+  MpiSession(const MpiSession&) = delete;
+  MpiSession& operator=(const MpiSession&) = delete;
+  MPI_Comm comm() const { return comm_; }
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+};
+
+}  // namespace
+
+bool launched_by_mpi() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"})
+    if (std::getenv(name)) return true;
+  return false;
+}
+
+int run_multiply_distributed(const std::vector<std::string>& args) {
+  MpiSession mpi;
+  if (rank_in(mpi.comm()) != 0) return run_worker(mpi.comm());
+  Leader leader(mpi.comm());
+  int status = 0;
+  try {
+    status = run_multiply(args, &leader);
+  } catch (...) {
+    // Printed before the workers learn the status: mpirun ends the job (rank 0 included) as soon
+    // as any rank exits with a failure.
+    status = report_failure(std::current_exception(), "");
+  }
+  leader.finish(status);
+  return status;
+}
+
+}  // namespace pagh_mm
