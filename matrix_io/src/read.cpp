@@ -103,7 +103,7 @@ SparseMatrix<Scalar, StorageIndex> read_sparse_after_preamble(TextSource& source
     Destination<Scalar, StorageIndex> in_matrix{matrix.innerIndexPtr(), cols.get(), matrix.valuePtr(),
                                                 header.stored_entries};
     auto body = read_body<Scalar, StorageIndex>(source, preamble, rest, options, &in_matrix);
-    return assemble_placed(header, std::move(matrix), cols, body.spans(), preamble.name(), options.max_result_bytes,
+    return assemble_placed(header, matrix, cols, body.spans(), preamble.name(), options.max_result_bytes,
                            body.threads());
   }
   auto body = read_body<Scalar, StorageIndex>(source, preamble, rest, options);
@@ -138,7 +138,10 @@ AnyMatrix<Scalar, StorageIndex> read_matrix_from(TextSource& source, const ReadO
   const bool dense_enough = static_cast<long double>(sparse.nonZeros()) >= options.dense_threshold * cells;
   if (dense_enough && dense_refusal<Scalar>(header, options.max_result_bytes).empty())
     return {header, DenseMatrix<Scalar>(sparse.toDense())};
-  return {header, std::move(sparse)};
+  // Swapped in: Eigen 3.4's SparseMatrix has no move constructor, std::move would copy it.
+  AnyMatrix<Scalar, StorageIndex> result{header, SparseMatrix<Scalar, StorageIndex>()};
+  std::get<1>(result.matrix).swap(sparse);
+  return result;
 }
 
 }  // namespace

@@ -174,7 +174,7 @@ void sort_and_sum_columns(SparseMatrix<Scalar, Index>& matrix, std::uint64_t tot
       std::copy(inner + outer[j], inner + outer[j] + kept[static_cast<std::size_t>(j)], closed_inner + closed_outer[j]);
       std::copy(values + outer[j], values + outer[j] + kept[static_cast<std::size_t>(j)], closed_values + closed_outer[j]);
     }
-    matrix = std::move(closed);
+    matrix.swap(closed);  // Eigen 3.4's SparseMatrix has no move assignment: it would copy
     return;
   }
   std::vector<std::pair<Index, Scalar>> scratch;
@@ -326,7 +326,7 @@ SparseMatrix<Scalar, StorageIndex> assemble_sparse(const Header& header, const s
 // Assembly of a general file's entries that were placed (ChunkedBody::place_into) into `matrix`'s
 // own row and value arrays, with their columns in `cols`: in place when they are in column order.
 template <class Scalar, class Index>
-SparseMatrix<Scalar, Index> assemble_placed(const Header& header, SparseMatrix<Scalar, Index>&& matrix,
+SparseMatrix<Scalar, Index> assemble_placed(const Header& header, SparseMatrix<Scalar, Index>& matrix,
                                             std::unique_ptr<Index[]>& cols,
                                             const std::vector<EntrySpan<Scalar, Index>>& spans, const std::string& name,
                                             std::size_t max_result_bytes, int threads) {
@@ -335,10 +335,12 @@ SparseMatrix<Scalar, Index> assemble_placed(const Header& header, SparseMatrix<S
   if (const EntryOrder order = entry_order(spans, threads); order.by_column) {
     matrix.resizeNonZeros(static_cast<Eigen::Index>(total));  // keeps the entries: the count only shrinks
     assemble_column_ordered(matrix, spans, total, order.strictly, threads, [&] { cols.reset(); });
-    return std::move(matrix);
+    SparseMatrix<Scalar, Index> result;  // swapped out: Eigen 3.4's SparseMatrix has no move constructor
+    result.swap(matrix);
+    return result;
   }
   return assemble_sparse(header, spans, name, max_result_bytes, threads, [&] {
-    matrix = SparseMatrix<Scalar, Index>();
+    SparseMatrix<Scalar, Index>().swap(matrix);
     cols.reset();
   });
 }
