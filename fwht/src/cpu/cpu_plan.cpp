@@ -117,6 +117,9 @@ class CpuPlan final : public PlanImpl {
     const index per_thread = round_up(small_ ? n_ * planes : tile, 64);
     per_thread_ = per_thread;
     scratch_.resize(static_cast<std::size_t>(per_thread * threads_));
+    // One plain transform that needs no buffer and no normalization pass: execute() calls the
+    // kernel and nothing else (at 2^4..2^8 the surrounding checks cost as much as the transform).
+    single_ = small_ && plain_ && direct_ && batch_ == 1 && !scaled_ && !(kInteger && o.normalization == Normalization::inverse);
     if (!small_) {
       if (!direct_) work_.resize(static_cast<std::size_t>(n_));
       if (stabilized_) errors_.resize(static_cast<std::size_t>(n_));
@@ -126,6 +129,7 @@ class CpuPlan final : public PlanImpl {
   void execute(const void* in_ptr, void* out_ptr) override {
     const S* in = static_cast<const S*>(in_ptr);
     S* out = static_cast<S*>(out_ptr);
+    if (single_) return kernels_.plain(reinterpret_cast<C*>(out), reinterpret_cast<const C*>(in), n_, 0, L_);
     Failure failure;
     if (wide_) {
       execute_wide(in, out, failure);
@@ -353,6 +357,7 @@ class CpuPlan final : public PlanImpl {
   int L_ = 0, threads_ = 1, row_log_ = 0, max_tile_stages_ = 0, first_pass_end_ = 0;
   bool stabilized_ = false, alman_rao_ = false, small_ = true, direct_ = false, scaled_ = false;
   bool plain_ = false;  // folklore without stabilization on a native type: Kernels::plain
+  bool single_ = false;  // one plain small transform, unnormalized, in a contiguous buffer
   C scale_{};
   index per_thread_ = 0;
   std::vector<C> scratch_, work_, errors_;

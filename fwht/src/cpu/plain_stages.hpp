@@ -180,6 +180,15 @@ void plain_stages(T* x, const T* src, index len, int k0, int k1) {
     folklore_stages<T, Stabilization::none>(x, nullptr, len, k0, k1);
     return;
   }
+  // Blocks that the first pass transforms whole (up to 2^kBaseCross vectors): straight to it.
+  if (k0 == 0 && k1 <= P::lane_log + P::kBaseCross) {
+    switch (k1 - P::lane_log) {
+      case 0: return P::template base_pass<0>(x, src, len);
+      case 1: return P::template base_pass<1>(x, src, len);
+      case 2: return P::template base_pass<2>(x, src, len);
+      default: return P::template base_pass<3>(x, src, len);
+    }
+  }
   P::run(x, src, len, k0, k1);
 }
 
