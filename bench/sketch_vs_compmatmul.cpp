@@ -184,6 +184,9 @@ int main(int argc, char** argv) {
   }
   std::printf("%6s %7s %3s %7s %10s %10s %8s %10s %10s %8s   %7s %6s %8s %7s\n", "n", "b", "d", "threads", "pagh_ms", "cmm_ms", "pagh/cmm",
               "pagh_cpu", "cmm_cpu", "cpu_ratio", "arrange", "hash", "sketch", "inverse");
+  // compmatmul calls BLAS only to scale its inverse transforms; OpenBLAS's own worker threads would
+  // spin beside both libraries' OpenMP threads on a small machine.
+  openblas_set_num_threads(1);
   try {
     for (int n : ns) {
       const Inputs in = make_inputs(n);
