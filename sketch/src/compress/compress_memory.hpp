@@ -37,7 +37,8 @@ inline double table_bytes(std::int64_t m, std::int64_t p, int d) {
 // The engine (cpu_engine.hpp): K ranges (partitions) of inner indices each hold a d x b spectrum
 // when one of their k is transformed and a d x b time-domain sketch when one is added directly
 // (sparse lines: known from their nonzeros; dense lines, whose nonzeros are counted while they are
-// scattered: both, at most); each worker thread has two pairs of vectors (scatter and transform);
+// scattered: both, at most); each worker thread has a pair of vectors (and in 16-bit storage a
+// pair of Acc vectors to scatter into);
 // dense lines have one repetition's bucket order per repetition (8 bytes per position); the end
 // sums into one spectrum and the d sketches.
 template <class LinesA, class LinesB>
@@ -59,7 +60,7 @@ double engine_bytes(const LinesA& a, const LinesB& b, std::int64_t K, std::int64
   if constexpr (!LinesA::kCountsKnown) total += d * 8 * static_cast<double>(a.length);
   if constexpr (!LinesB::kCountsKnown) total += d * 8 * static_cast<double>(b.length);
   const double workers = static_cast<double>(std::min<std::int64_t>(std::max(threads, 1), partitions));
-  total += workers * (2 * bd * (t_bytes + acc) + 256);
+  total += workers * (2 * bd * (t_bytes + (t_bytes == acc ? 0 : acc)) + 256);
   return total + d * bd * (acc + 8);
 }
 

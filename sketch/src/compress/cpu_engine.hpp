@@ -2,12 +2,11 @@
 // of B, transform both, multiply pointwise and accumulate into P_t; at the end one inverse per
 // repetition, c_t = H P_t / b (DESIGN.md §1). A thin k adds its outer product to c_t directly.
 //
-// Fused per inner index: a k's two lines are scattered into two zero vectors, transformed out of
-// place into two others (the FWHT's first pass reads them, no copy of its own) and multiplied into
-// P_t at once, so the 2 b values stay in L1/L2 from scatter to multiply; then only the buckets the
-// scatter wrote are zeroed again (a few per cache line) instead of every value. A dense line's
-// nonzeros are counted while it is scattered the first time (t = 0), which decides its path then:
-// no pass over the inputs of its own.
+// Fused per inner index: a k's two lines are scattered into two zero vectors, transformed in place
+// and multiplied into P_t at once, so the 2 b values stay in L1/L2 from scatter to multiply; the
+// multiply-accumulate zeroes the vectors as it reads them, for the next k (multiply_accumulate.hpp).
+// A dense line's nonzeros are counted while it is scattered the first time (t = 0), which decides
+// its path then: no pass over the inputs of its own.
 //
 // Determinism: k is split into kPartitions ranges [K s / kPartitions, K (s+1) / kPartitions) whatever
 // the thread count; each range sums its own P_t (and time-domain direct part) over its k in order,
@@ -113,13 +112,12 @@ class Engine {
     index empty_k = 0, direct_k = 0, transformed_k = 0;
   };
 
-  // One worker thread's vectors, a and b side by side (one FWHT call for both): `scatter` (Acc,
-  // zero but for the current k's buckets) and `vectors` (T: the transforms; in 16-bit storage the
-  // scattered values converted, then transformed in place).
+  // One worker thread's vectors, a and b side by side (one FWHT call for both), zero between k;
+  // in 16-bit storage the Acc vectors the lines are scattered into first.
   struct Workspace {
     Workspace(index b, const SketchParams& params)
         : vectors(2 * static_cast<std::size_t>(b)),
-          scatter(2 * static_cast<std::size_t>(b)),
+          scatter(kScatterInStorage ? 0 : 2 * static_cast<std::size_t>(b)),
           plan({.n = b, .batch = 2}, fwht::dtype_of<T>(),
                {.stabilization = params.stabilization, .algorithm = params.algorithm, .compute = params.compute, .threads = 1}) {}
     AlignedBuffer<T> vectors;
@@ -160,7 +158,7 @@ class Engine {
     const auto b = static_cast<std::size_t>(buckets_);
     T* va = w.vectors.data;
     T* vb = va + b;
-    Acc* xa = w.scatter.data;
+    Acc* xa = kScatterInStorage ? reinterpret_cast<Acc*>(va) : w.scatter.data;
     Acc* xb = xa + b;
     for (int t = 0; t < d_; ++t) {
       for (index k = k_begin; k < k_end; ++k) {
@@ -190,34 +188,14 @@ class Engine {
         if (part.spectrum.empty()) part.spectrum.assign(b * static_cast<std::size_t>(d_), Acc{0});
         Acc* P = part.spectrum.data() + static_cast<std::size_t>(t) * b;
         if constexpr (kScatterInStorage) {
-          w.plan.execute(std::span<const T>(xa, 2 * b), std::span<T>(va, 2 * b));
-          unscatter_pair(t, k, xa, xb);
-          multiply_accumulate(P, va, vb, buckets_);
+          w.plan.execute(std::span<T>(va, 2 * b));
+          multiply_accumulate_clear(P, va, vb, buckets_);
         } else {
           for (std::size_t h = 0; h < 2 * b; ++h) va[h] = T(xa[h]), xa[h] = Acc{0};
           w.plan.execute(std::span<T>(va, 2 * b));
           for (std::size_t h = 0; h < b; ++h) P[h] += static_cast<float>(va[h]) * static_cast<float>(vb[h]);
         }
       }
-    }
-  }
-
-  // Zeroes the buckets scatter_pair wrote (the rest of the scatter vectors is zero already).
-  void unscatter_pair(int t, index k, Acc* xa, Acc* xb) const {
-    unscatter_line(a_, order_a_, tables_.bucket_a.data() + t * tables_.m, t, k, xa);
-    unscatter_line(b_, order_b_, tables_.bucket_b.data() + t * tables_.p, t, k, xb);
-  }
-  template <class Lines>
-  static void unscatter_line(const Lines& lines, const std::vector<BucketOrder>& orders, const std::uint32_t* bucket, int t, index k,
-                             Acc* out) {
-    if constexpr (Lines::kCountsKnown) {
-      lines.for_each(k, [&](index pos, double) { out[bucket[pos]] = Acc{0}; });
-    } else {
-      const auto& order = orders[static_cast<std::size_t>(t)];
-      if (!order.entries.empty())
-        for (const std::uint64_t e : order.entries) out[e >> 32] = Acc{0};
-      else
-        for (index i = 0; i < lines.length; ++i) out[bucket[i]] = Acc{0};
     }
   }
 
