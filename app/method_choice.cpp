@@ -37,11 +37,20 @@ MethodReport choose_multiply_method(const SketchBackend& backend, const InputMat
   // A mixed pair is multiplied densely (the sparse side is small enough to have been read).
   const pagh::ProductCounts counts = both_sparse(a, b) ? pagh::count_product(std::get<1>(a.data), std::get<1>(b.data))
                                                         : pagh::count_dense_product(a.rows(), a.cols(), b.cols());
-  const pagh::Throughput rates = backend.name() == "cpu" ? pagh::cpu_throughput(o.sketch.params.threads, o.sketch.params.precision)
-                                                         : pagh::cuda_throughput();
+  const pagh::SketchParams& weighed = params ? *params : o.sketch.params;
+  const pagh::Throughput host = pagh::cpu_throughput(o.sketch.params.threads, o.sketch.params.precision);
+  pagh::Throughput rates = backend.name() == "cpu" ? host : pagh::cuda_throughput();
+  // A device's exact product pays its fixed costs (library handles, copies) whatever the size: a
+  // small product is computed on the host instead when the model says that is cheaper there.
+  const auto exact_seconds = [&](const pagh::Throughput& r) { return pagh::choose_method(pagh::Method::sketch, counts, weighed, r).exact_seconds; };
+  report.exact_on_host = backend.name() == "cpu" || exact_seconds(host) < exact_seconds(rates);
+  if (report.exact_on_host) {
+    rates.gemm_flops = host.gemm_flops, rates.sparse_products = host.sparse_products, rates.scanned_entries = host.scanned_entries;
+    rates.transfer_bytes = host.transfer_bytes, rates.exact_fixed = host.exact_fixed, rates.exact_engine = host.exact_engine;
+  }
   pagh::MethodChoice choice;
   try {
-    choice = pagh::choose_method(requested, counts, params ? *params : o.sketch.params, rates,
+    choice = pagh::choose_method(requested, counts, weighed, rates,
                                  static_cast<double>(available_memory().bytes));
   } catch (const pagh::Error& e) {
     const std::string what = e.what();
@@ -58,28 +67,35 @@ MethodReport choose_multiply_method(const SketchBackend& backend, const InputMat
 }
 
 std::vector<pagh::Entry> exact_entries(SketchBackend& backend, const InputMatrix& a, const InputMatrix& b, const MultiplyOptions& o,
-                                       double& exact_ms) {
+                                       bool on_host, double& exact_ms) {
   const auto start = std::chrono::steady_clock::now();
   const int threads = o.sketch.params.threads;
-  const std::optional<std::size_t> cap = o.top_given ? std::optional<std::size_t>(o.top) : std::nullopt;
+  // --no-diagonal: ask for as many more as the diagonal could take, then leave it out.
+  const bool off_diagonal = o.no_diagonal && a.rows() == b.cols();
+  const std::size_t top = off_diagonal ? o.top + static_cast<std::size_t>(a.rows()) : o.top;
+  const std::optional<std::size_t> cap = o.top_given ? std::optional<std::size_t>(top) : std::nullopt;
   std::vector<pagh::Entry> entries;
-  if (backend.name() != "cpu") {
+  if (!on_host) {
     double ms = 0;
     const Eigen::MatrixXd C = backend.exact_product(a.data, b.data, ms);
     entries = o.threshold ? entries_above([&](double t) { return pagh::above_of(C, t, kMaxAboveEntries); }, *o.threshold, cap, "--threshold")
-                          : pagh::top_k_of(C, o.top);
+                          : pagh::top_k_of(C, top);
   } else if (both_sparse(a, b)) {
     const auto& A = std::get<1>(a.data);
     const auto& B = std::get<1>(b.data);
     entries = o.threshold ? entries_above([&](double t) { return pagh::exact_above(A, B, t, kMaxAboveEntries); }, *o.threshold, cap, "--threshold")
-                          : pagh::exact_top_k(A, B, o.top);
+                          : pagh::exact_top_k(A, B, top);
   } else {
     Eigen::MatrixXd copy_a, copy_b;
     const Eigen::MatrixXd& A = as_dense(a.data, copy_a);
     const Eigen::MatrixXd& B = as_dense(b.data, copy_b);
     entries = o.threshold
                   ? entries_above([&](double t) { return pagh::exact_above(A, B, t, kMaxAboveEntries, threads); }, *o.threshold, cap, "--threshold")
-                  : pagh::exact_top_k(A, B, o.top, threads);
+                  : pagh::exact_top_k(A, B, top, threads);
+  }
+  if (off_diagonal) {
+    std::erase_if(entries, [](const pagh::Entry& e) { return e.row == e.col; });
+    if ((!o.threshold || o.top_given) && entries.size() > o.top) entries.resize(o.top);
   }
   exact_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return entries;

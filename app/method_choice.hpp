@@ -19,8 +19,9 @@ namespace pagh_mm {
 MethodReport choose_multiply_method(const SketchBackend& backend, const InputMatrix& a, const InputMatrix& b,
                                     const MultiplyOptions& o, const pagh::SketchParams* params = nullptr);
 
-// The entries --top / --threshold ask for, of the exact product; exact_ms is its time.
+// The entries --top / --threshold ask for, of the exact product, on the host (Eigen) or the
+// backend's device (MethodReport::exact_on_host); exact_ms is its time.
 std::vector<pagh::Entry> exact_entries(SketchBackend& backend, const InputMatrix& a, const InputMatrix& b, const MultiplyOptions& o,
-                                       double& exact_ms);
+                                       bool on_host, double& exact_ms);
 
 }  // namespace pagh_mm

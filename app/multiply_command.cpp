@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "cli_error.hpp"
+#include "correlation.hpp"
 #include "commands.hpp"
 #include "inputs.hpp"
 #include "matrix_io/write.hpp"
@@ -26,6 +27,7 @@
 #include "pagh/error.hpp"
 #include "pagh/output_file.hpp"
 #include "progress.hpp"
+#include "refined_answers.hpp"
 #include "reports.hpp"
 #include "resource_plan.hpp"
 #include "sketch_answers.hpp"
@@ -74,8 +76,11 @@ std::vector<pagh::Entry> select_entries(SketchBackend& backend, const pagh::Comp
                        o.top_given ? std::optional<std::size_t>(o.top) : std::nullopt, "--threshold");
 }
 
-std::vector<std::string> output_comments(const MultiplyOptions& o, const pagh::CompressedProduct& c, const std::string& what) {
-  return {"pagh-mm " + std::string(version_string()) + ": estimates of C = A*B from a compressed product, not exact values",
+std::vector<std::string> output_comments(const MultiplyOptions& o, const pagh::CompressedProduct& c, const std::string& what,
+                                         bool refined = false) {
+  return {"pagh-mm " + std::string(version_string()) +
+              (refined ? ": exact values of the entries of C = A*B that a compressed product selected"
+                       : ": estimates of C = A*B from a compressed product, not exact values"),
           "A: " + o.a_path + ", B: " + o.b_path,
           "sketch: " + describe_sketch(c),
           "sigma = ||C||_F/sqrt(b) = " + std::to_string(c.sigma()) + " (std. dev. bound of one single estimate)",
@@ -101,7 +106,9 @@ void write_outputs(const MultiplyOptions& o, SketchBackend& backend, const pagh:
         std::vector<mio::Entry> entries;
         entries.reserve(selected.size());
         for (const auto& e : selected) entries.push_back({e.row, e.col, e.value});
-        w.comments = output_comments(o, c, "the entries reported by pagh-mm, largest |estimate| first");
+        w.comments = report.refinement
+                         ? output_comments(o, c, "the entries reported by pagh-mm, largest |value| first", true)
+                         : output_comments(o, c, "the entries reported by pagh-mm, largest |estimate| first");
         if (is_npy_path(o.output_path)) write_entries_npy(matrix_staging, entries);
         else mio::write_matrix_market(matrix_staging, c.rows(), c.cols(), entries, w);
         report.output_format = "coordinate";
@@ -138,6 +145,7 @@ struct Sketched {
   std::vector<pagh::Entry> selected;
   double select_ms = 0;
   std::optional<pagh::NoiseModel> noise;  // of the sketch as selected from (after any subtraction)
+  std::optional<Refinement> refined;      // the selected entries' exact values (refined_answers.hpp)
 };
 
 std::unique_ptr<Sketched> sketch_and_select(SketchBackend& backend, const InputMatrix& a, const InputMatrix& b, const MultiplyOptions& o,
@@ -158,6 +166,13 @@ std::unique_ptr<Sketched> sketch_and_select(SketchBackend& backend, const InputM
   const bool keep_c = o.full || !o.sketch_path.empty() || (o.verify && !o.no_diagonal);
   if (keep_c) out->diagonal.excluded = o.no_diagonal;
   else out->diagonal = subtract_known_diagonal(product, a, b, o);
+  if (refines(o)) {
+    out->noise.emplace(product);
+    out->refined = refine_selection(backend, product, out->diagonal, *out->noise, a, b, o);
+    out->selected = out->refined->answer.entries;
+    out->select_ms = ms_since(t);
+    return out;
+  }
   if (out->diagonal.subtracted) {
     out->selected = select_with_known_diagonal(product, out->diagonal, o, out->recovery);  // the host sketch holds the subtraction
   } else {
@@ -176,6 +191,8 @@ double resolve_target(const MultiplyOptions& o, const Sketched& s) {
   if (o.sketch.size_given || o.threshold || s.selected.size() < o.top || o.top == 0) return 0;
   const pagh::Entry& kth = s.selected[o.top - 1];
   if (s.diagonal.on_diagonal(kth)) return 0;  // known exactly
+  // Refined: the values are exact; what a longer sketch buys is the certainty that none was missed.
+  if (s.refined) return s.refined->answer.complete ? 0.0 : std::fabs(kth.value);
   return s.noise->assess(*s.product, kth).significant ? 0.0 : std::fabs(kth.value);
 }
 
@@ -195,7 +212,7 @@ int run_exact(const MultiplyOptions& o, SketchBackend& backend, const InputMatri
               const std::filesystem::path& matrix_staging, Progress& progress, int stage, int stages, MultiplyReport& report,
               Clock::time_point start) {
   progress.stage(++stage, stages, "computing the exact product");
-  const std::vector<pagh::Entry> selected = exact_entries(backend, a, b, o, report.exact_ms);
+  const std::vector<pagh::Entry> selected = exact_entries(backend, a, b, o, report.method.exact_on_host, report.exact_ms);
   report.exact_method = report.method.engine;
   report.entries = to_reported_exact(selected);
   report.selection.k = o.top;
@@ -275,11 +292,11 @@ int run_multiply(const std::vector<std::string>& args, MultiplyHooks* hooks) {
 
   progress.stage(++stage, stages, "reading " + o.a_path);
   auto t = Clock::now();
-  const InputMatrix a = after_backend_errors([&] { return read_input(o.a_path, o.transpose_a, o.sketch.params.threads); });
+  InputMatrix a = after_backend_errors([&] { return read_input(o.a_path, o.transpose_a, o.sketch.params.threads); });
   report.read_a_ms = ms_since(t);
   progress.stage(++stage, stages, "reading " + o.b_path);
   t = Clock::now();
-  const InputMatrix b = after_backend_errors([&] { return read_input(o.b_path, false, o.sketch.params.threads); });
+  InputMatrix b = after_backend_errors([&] { return read_input(o.b_path, false, o.sketch.params.threads); });
   report.read_b_ms = ms_since(t);
   BackendSelection selection = starting.get();
   if (hooks) selection.backend = hooks->backend(std::move(selection.backend));
@@ -290,6 +307,7 @@ int run_multiply(const std::vector<std::string>& args, MultiplyHooks* hooks) {
   report.backend_note = selection.auto_note;
   check_multipliable(a, b);
   report.a = summarize(a), report.b = summarize(b), report.inner = a.cols();
+  if (o.correlation) report.correlation = standardize_for_correlation(a, b);
   try {
     pagh::sketch_length(a.rows(), b.cols(), o.sketch.params);  // the sketch length these inputs need
   } catch (const pagh::Error& e) {
@@ -383,9 +401,15 @@ int run_multiply(const std::vector<std::string>& args, MultiplyHooks* hooks) {
   }
   progress.stage(++stage, stages, "selecting entries");
   const pagh::NoiseModel& noise = *sketched->noise;
-  report.entries = to_reported(selected, product, noise);
-  for (auto& e : report.entries)
-    if (diagonal.subtracted && e.row == e.col) mark_known(e);
+  if (sketched->refined) {
+    report.entries = to_reported_refined(selected);
+    report.refinement = sketched->refined->answer;
+    report.refine_ms = sketched->refined->ms;
+  } else {
+    report.entries = to_reported(selected, product, noise);
+    for (auto& e : report.entries)
+      if (diagonal.subtracted && e.row == e.col) mark_known(e);
+  }
   report.significance = assess_significance(noise, report.entries, recovery);
   report.selection.k = o.top;
   if (o.threshold) {
@@ -409,6 +433,13 @@ int run_multiply(const std::vector<std::string>& args, MultiplyHooks* hooks) {
       report.verify_ms = ms_since(t);
       report.exact_method = "Eigen sparse product on the CPU";
       for (auto& e : report.entries) e.exact = exact.coeff(e.row - 1, e.col - 1);
+      if (report.refinement) {
+        std::vector<double> magnitudes;
+        for (Eigen::Index j = 0; j < exact.outerSize(); ++j)
+          for (Eigen::SparseMatrix<double>::InnerIterator it(exact, j); it; ++it)
+            if (!(o.no_diagonal && it.row() == it.col())) magnitudes.push_back(std::fabs(it.value()));
+        report.reported_recall = reported_recall(std::move(magnitudes), report.entries, o);
+      }
     } else {
       const Eigen::MatrixXd exact = backend.exact_product(a.data, b.data, report.exact_ms);
       t = Clock::now();
@@ -419,6 +450,13 @@ int run_multiply(const std::vector<std::string>& args, MultiplyHooks* hooks) {
       report.verify_ms = ms_since(t);
       report.exact_method = backend.exact_method();
       for (auto& e : report.entries) e.exact = exact(e.row - 1, e.col - 1);
+      if (report.refinement) {
+        std::vector<double> magnitudes(exact.data(), exact.data() + exact.size());
+        for (double& v : magnitudes) v = std::fabs(v);
+        if (o.no_diagonal)
+          for (Eigen::Index i = 0; i < std::min(exact.rows(), exact.cols()); ++i) magnitudes[i * exact.rows() + i] = 0;
+        report.reported_recall = reported_recall(std::move(magnitudes), report.entries, o);
+      }
     }
   }
 
@@ -436,7 +474,12 @@ int run_multiply(const std::vector<std::string>& args, MultiplyHooks* hooks) {
   if (!diag.quiet() && !selection.auto_note.empty()) std::fprintf(stderr, "pagh-mm: %s\n", selection.auto_note.c_str());
   if (!diag.quiet() && !report.size_note.empty()) std::fprintf(stderr, "pagh-mm: sketch length: %s\n", report.size_note.c_str());
   if (diag.verbose() && selection.auto_note.empty()) std::fprintf(stderr, "pagh-mm: backend %s\n", backend.name().c_str());
-  report_significance(report.significance, report.entries.size(), diag);
+  if (report.refinement) {
+    const std::string warning = refinement_warning(*report.refinement, noise);
+    if (!diag.quiet() && !warning.empty()) std::fprintf(stderr, "pagh-mm: %s\n", warning.c_str());
+  } else {
+    report_significance(report.significance, report.entries.size(), diag);
+  }
   if (diag.verbose() && !selection.auto_detail.empty()) std::fprintf(stderr, "pagh-mm: (%s)\n", selection.auto_detail.c_str());
   if (diag.verbose() && !o.threshold && static_cast<double>(o.top) > static_cast<double>(a.rows()) * static_cast<double>(b.cols()))
     std::fprintf(stderr, "pagh-mm: -k %zu exceeds the number of entries of C (%lld x %lld): every entry is reported\n",

@@ -52,7 +52,9 @@ std::optional<MultiplyOptions> parse_multiply_options(const std::vector<std::str
       ("save-sketch", po::value<std::string>()->value_name("FILE"),
        "save the sketch, for pagh-mm query/top later without A and B (- = standard output)");
   po::options_description input("Input", kHelpWidth, kHelpWidth / 2);
-  input.add_options()("transpose-a", "use the transpose of the first file as A (X.npy X.npy: the product X^T X)");
+  input.add_options()("transpose-a", "use the transpose of the first file as A (X.npy X.npy: the product X^T X)")
+      ("correlation", "multiply standardized operands: C(i,j) is the Pearson correlation of row i of A with column j of B "
+                      "over the inner index (with --transpose-a X X: the correlation matrix of X's columns)");
   po::options_description checking("Checking", kHelpWidth, kHelpWidth / 2);
   checking.add_options()
       ("method", po::value<std::string>()->value_name("auto|sketch|exact")->default_value("auto"),
@@ -63,6 +65,9 @@ std::optional<MultiplyOptions> parse_multiply_options(const std::vector<std::str
        "(from a first sketch's noise; instead of --pad/--buckets)")
       ("no-diagonal", "square products: report off-diagonal entries only (the diagonal, computed exactly, is always taken "
                       "out of the sketch when it carries noticeable energy, as in Gram and covariance products)")
+      ("refine", "evaluate the sketch's leading candidates exactly from A and B and report their exact values, with a "
+                 "bound on the entries missed (the default with --method auto)")
+      ("no-refine", "report the sketch's estimates with their intervals (the default with --method sketch)")
       ("verify", "also compute the exact product and report the error metrics")
       ("exhaustive", "select entries by evaluating all m*p estimates (the oracle; by default they are recovered from the "
                      "heavy buckets of the sketch, with the same answer)");
@@ -102,9 +107,13 @@ std::optional<MultiplyOptions> parse_multiply_options(const std::vector<std::str
   if (vm.count("save-sketch")) o.sketch_path = vm["save-sketch"].as<std::string>();
   o.full = vm.count("full") > 0;
   o.transpose_a = vm.count("transpose-a") > 0;
+  o.correlation = vm.count("correlation") > 0;
   o.verify = vm.count("verify") > 0;
   o.exhaustive = vm.count("exhaustive") > 0;
   o.no_diagonal = vm.count("no-diagonal") > 0;
+  if (vm.count("refine") && vm.count("no-refine")) usage_error("--refine", "cannot be combined with --no-refine");
+  if (vm.count("refine")) o.refine = true;
+  if (vm.count("no-refine")) o.refine = false;
   if (vm.count("resolve")) {
     o.resolve = parse_non_negative_number("--resolve", vm["resolve"].as<std::string>());
     if (!(*o.resolve > 0)) usage_error("--resolve", "must be a positive number");

@@ -14,6 +14,7 @@ namespace pagh_mm {
 struct MultiplyOptions {
   std::string a_path, b_path;
   bool transpose_a = false;  // --transpose-a: A is the transpose of the first file
+  bool correlation = false;  // --correlation: A's rows and B's columns centred and scaled (correlation.hpp)
   SketchSettings sketch;
   std::size_t top = 10;      // --top K: entries reported (and written with -o); the top-k of --verify
   bool top_given = false;    // with --threshold, --top also caps the number of entries
@@ -26,6 +27,7 @@ struct MultiplyOptions {
   pagh::Method method = pagh::Method::automatic;  // --method: sketch, exact, or whichever is cheaper
   std::optional<double> resolve;  // --resolve TAU: the sketch length that finds entries >= TAU
   bool no_diagonal = false;  // --no-diagonal: report off-diagonal entries of a square product only
+  std::optional<bool> refine;  // --refine / --no-refine (default: refine with --method auto)
   Diagnostics diagnostics;
 };
 

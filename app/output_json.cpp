@@ -98,6 +98,13 @@ void print_multiply_json(const MultiplyReport& r, std::ostream& out) {
   j.key("method").begin_object().member("requested", r.method.requested).member("ran", r.method.ran);
   j.member("reason", r.method.reason).member("sketch_estimate_ms", r.method.sketch_estimate_ms);
   j.member("exact_estimate_ms", r.method.exact_estimate_ms).end_object();
+  j.key("correlation");
+  if (r.correlation) {
+    j.begin_object().member("constant_rows_a", r.correlation->constant_rows_a);
+    j.member("constant_cols_b", r.correlation->constant_cols_b).member("means_as_inner_index", r.correlation->augmented).end_object();
+  } else {
+    j.null();
+  }
   j.key("diagonal").begin_object().member("subtracted", r.diagonal_subtracted).member("energy_share", r.diagonal_share).end_object();
   if (c) write_parameters(j, *c); else j.key("parameters").null();
   c ? j.member("seed", c->params().seed) : j.key("seed").null();
@@ -109,6 +116,16 @@ void print_multiply_json(const MultiplyReport& r, std::ostream& out) {
   write_selection(j, r.selection);
   write_entries(j, r.entries);
   if (c) write_significance(j, r.significance); else j.key("significance").null();
+  j.key("refinement");
+  if (r.refinement) {
+    const pagh::RefinedAnswer& x = *r.refinement;
+    j.begin_object();
+    j.member("candidates", x.candidates).member("cutoff", x.cutoff).member("scalar_products", x.products);
+    j.member("rounds", x.rounds).member("expected_missed", x.expected_missed).member("complete", x.complete);
+    j.end_object();
+  } else {
+    j.null();
+  }
 
   j.key("metrics");
   if (r.metrics) {
@@ -123,6 +140,8 @@ void print_multiply_json(const MultiplyReport& r, std::ostream& out) {
     j.member("top_k_recall", m.top_k_recall).member("top_k_precision", m.top_k_precision);
     j.member("interval_coverage", m.interval_coverage).member("significant", m.significant);
     j.member("false_significant", m.false_significant);
+    j.key("reported_recall");
+    r.reported_recall ? j.value(*r.reported_recall) : j.null();
     j.end_object();
   } else {
     j.null();
@@ -132,7 +151,7 @@ void print_multiply_json(const MultiplyReport& r, std::ostream& out) {
   j.key("timings_ms").begin_object();
   j.member("read_a", r.read_a_ms).member("read_b", r.read_b_ms);
   j.member("hashing", t.hashing_ms).member("sketching", t.sketching_ms).member("inverse", t.inverse_ms);
-  j.member("compress", t.total_ms).member("select", r.select_ms);
+  j.member("compress", t.total_ms).member("select", r.select_ms).member("refine", r.refine_ms);
   j.member("exact", r.exact_ms).member("verify", r.verify_ms).member("write", r.write_ms).member("total", r.total_ms);
   j.end_object();
   if (c) {

@@ -83,6 +83,10 @@ void print_multiply_text(const MultiplyReport& r, std::ostream& out) {
   for (const auto* in : {&r.a, &r.b})
     out << format("%-9s %s: %" PRId64 " x %" PRId64 ", %s, %" PRId64 " stored entries\n", in == &r.a ? "A" : "B",
                   in->path.c_str(), in->rows, in->cols, in->representation.c_str(), in->stored_entries);
+  if (r.correlation)
+    out << format("standard  --correlation: rows of A and columns of B centred and scaled to unit norm over the %" PRId64
+                  " samples (C is their Pearson correlation); %" PRId64 " + %" PRId64 " constant ones have none\n",
+                  r.inner, r.correlation->constant_rows_a, r.correlation->constant_cols_b);
   out << "method    " << r.method.reason << '\n';
   if (r.diagonal_subtracted)
     out << format("diagonal  computed exactly and subtracted from the sketch (%.3g of ||C||_F^2); its entries are marked exact\n",
@@ -107,9 +111,22 @@ void print_multiply_text(const MultiplyReport& r, std::ostream& out) {
   out << "||C||_F   ~ " << number(c.frobenius_estimate()) << " (from the sketch); sigma = ||C||_F/sqrt(b) = "
       << number(c.sigma()) << " (std. dev. bound of one single estimate)\n\n";
 
-  out << selection_heading(r.selection, r.entries.size(), c.repetitions()) << (r.entries.empty() ? "\n" : ":\n");
-  if (!r.entries.empty()) print_entry_table(r.entries, true, out);
-  print_significance(r.significance, r.entries.size(), out);
+  if (r.refinement) {
+    const pagh::RefinedAnswer& x = *r.refinement;
+    const bool above = r.selection.kind == Selection::Kind::threshold;
+    out << (above ? std::to_string(r.entries.size()) + " entries with |value| >= " + number(*r.selection.threshold)
+                  : "top " + std::to_string(r.entries.size()) + " entries by |value|")
+        << " (1-based; exact values of the sketch's candidates)" << (r.entries.empty() ? "\n" : ":\n");
+    if (!r.entries.empty()) print_entry_table(r.entries, true, out);
+    out << format("exact     %zu candidates evaluated exactly from A and B (every entry with |estimate| > %.4g; %.3g scalar "
+                  "products, %d round%s); entries missed that belong here: %.3g expected%s\n",
+                  x.candidates, x.cutoff, x.products, x.rounds, x.rounds == 1 ? "" : "s", x.expected_missed,
+                  x.complete ? "" : " (the answer may be incomplete)");
+  } else {
+    out << selection_heading(r.selection, r.entries.size(), c.repetitions()) << (r.entries.empty() ? "\n" : ":\n");
+    if (!r.entries.empty()) print_entry_table(r.entries, true, out);
+    print_significance(r.significance, r.entries.size(), out);
+  }
 
   if (r.metrics) {
     const auto& m = *r.metrics;
@@ -130,11 +147,13 @@ void print_multiply_text(const MultiplyReport& r, std::ostream& out) {
     line("95% intervals covering C", format("%.3f of the significant entries", m.interval_coverage));
     line("significant / false", format("%zu / %zu   (false: significant, yet |exact| within the interval of 0)", m.significant,
                                        m.false_significant));
+    if (r.reported_recall) line("reported entries' recall", format("%.3f   (exact values of the candidates; ties counted)", *r.reported_recall));
   }
 
   const auto& t = c.timings();
   out << format("\ntime (ms) read %.3g | sketch %.3g (hashing %.3g, sketching %.3g, inverse %.3g) | select %.3g",
                 r.read_a_ms + r.read_b_ms, t.total_ms, t.hashing_ms, t.sketching_ms, t.inverse_ms, r.select_ms);
+  if (r.refinement) out << format(" (of which exact values %.3g)", r.refine_ms);
   if (r.metrics) out << format(" | exact %.3g | metrics %.3g", r.exact_ms, r.verify_ms);
   if (!r.output_path.empty() || !r.sketch_path.empty()) out << format(" | write %.3g", r.write_ms);
   out << format(" | total %.3g\n", r.total_ms);

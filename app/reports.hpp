@@ -11,7 +11,9 @@
 
 #include "sketch/compressed_product.hpp"
 #include "sketch/noise_model.hpp"
+#include "sketch/refine.hpp"
 #include "sketch/verify.hpp"
+#include "correlation.hpp"
 
 namespace pagh_mm {
 
@@ -44,6 +46,9 @@ std::vector<ReportedEntry> to_reported(const std::vector<pagh::Entry>& entries, 
                                        const pagh::NoiseModel& noise);
 // Exact answers: intervals of width 0, every entry significant.
 std::vector<ReportedEntry> to_reported_exact(const std::vector<pagh::Entry>& entries);
+// Refined answers (exact values of the sketch's candidates): known, interval 0; `exact` is left
+// for --verify to fill.
+std::vector<ReportedEntry> to_reported_refined(const std::vector<pagh::Entry>& entries);
 
 // Whether the reported entries stand out from noise (sketch/noise_model.hpp), and how they were
 // found (sketch/recovery.hpp).
@@ -85,6 +90,7 @@ struct MethodReport {
   std::string ran;        // sketch | exact
   std::string reason;     // why, with the cost model's estimates
   std::string engine;     // what computes the exact product
+  bool exact_on_host = true;  // Eigen on the CPU, also under a device backend when that is cheaper
   double sketch_estimate_ms = 0, exact_estimate_ms = 0;
   bool exact() const { return ran == "exact"; }
 };
@@ -98,12 +104,15 @@ struct MultiplyReport {
   Selection selection;
   std::vector<ReportedEntry> entries;
   Significance significance;
+  std::optional<pagh::RefinedAnswer> refinement;  // when the reported entries are exact values of candidates
   std::optional<pagh::Metrics> metrics;  // of the sketch, against C minus the subtracted diagonal
+  std::optional<double> reported_recall; // --verify of a refined answer: its share of the exact answer (ties counted)
   std::string size_note;                 // how the sketch length was chosen, when not by --pad/--buckets
+  std::optional<Standardized> correlation;  // --correlation
   bool diagonal_subtracted = false;
   double diagonal_share = 0;             // of ||C||_F^2
   std::string exact_method;
-  double read_a_ms = 0, read_b_ms = 0, select_ms = 0, exact_ms = 0, verify_ms = 0, write_ms = 0, total_ms = 0;
+  double read_a_ms = 0, read_b_ms = 0, select_ms = 0, refine_ms = 0, exact_ms = 0, verify_ms = 0, write_ms = 0, total_ms = 0;
   std::string output_path, output_format;  // -o and "coordinate" | "array"
   std::int64_t output_entries = 0;
   std::string sketch_path;                 // --save-sketch

@@ -41,6 +41,12 @@ std::vector<ReportedEntry> to_reported_exact(const std::vector<pagh::Entry>& ent
   return out;
 }
 
+std::vector<ReportedEntry> to_reported_refined(const std::vector<pagh::Entry>& entries) {
+  std::vector<ReportedEntry> out = to_reported_exact(entries);
+  for (auto& e : out) e.exact.reset();
+  return out;
+}
+
 Significance assess_significance(const pagh::NoiseModel& noise, const std::vector<ReportedEntry>& entries,
                                  const pagh::RecoveryStats& recovery) {
   Significance s;

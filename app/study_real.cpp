@@ -16,6 +16,7 @@
 #include "sketch/exact_answers.hpp"
 #include "sketch/method.hpp"
 #include "sketch/noise_model.hpp"
+#include "sketch/refine.hpp"
 #include "sketch/verify.hpp"
 #include "study_data_script.hpp"  // generated from study_data.py: kStudyDataScript
 #include "study_python.hpp"
@@ -64,6 +65,19 @@ double ms_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
+// The time of one call, from as many calls as 2 ms take (one at least): tiny products (tens of
+// microseconds) are otherwise timed at the clock's and the scheduler's resolution.
+template <class Call>
+double mean_ms(Call&& call) {
+  const auto start = std::chrono::steady_clock::now();
+  int calls = 0;
+  do {
+    call();
+    ++calls;
+  } while (calls < 1000 && ms_since(start) < 2.0);
+  return ms_since(start) / calls;
+}
+
 // The operands as the exact product takes them: both sparse, or both dense (a mixed pair is
 // multiplied densely, as pagh-mm's exact method does).
 struct Operands {
@@ -95,6 +109,7 @@ struct Reference {
   Eigen::MatrixXd dense_c;
   double energy = 0;  // ||C||_F^2
   double tenth = 0;   // the 10th largest |C|
+  std::size_t nonzeros = 0;
   pagh::Metrics verify(const pagh::CompressedProduct& product, std::size_t k) const {
     return sparse ? pagh::verify(product, sparse_c, k) : pagh::verify(product, dense_c, k);
   }
@@ -115,12 +130,38 @@ Reference reference(const Operands& o, bool without_diagonal) {
     magnitudes.assign(r.dense_c.data(), r.dense_c.data() + r.dense_c.size());
     for (double& v : magnitudes) v = std::fabs(v);
   }
-  for (double v : magnitudes) r.energy += v * v;
+  for (double v : magnitudes) r.energy += v * v, r.nonzeros += v != 0;
   if (magnitudes.size() >= kTop) {
     std::nth_element(magnitudes.begin(), magnitudes.begin() + (kTop - 1), magnitudes.end(), std::greater<>());
     r.tenth = magnitudes[kTop - 1];
   }
   return r;
+}
+
+// The refined top-10 (sketch/refine.hpp) of a sketch: tie-aware recall against the truth.
+void refine_top(const pagh::CompressedProduct& product, const pagh::ExactEntries& exact, bool off_diagonal, const Reference& truth,
+                RealRow& row) {
+  const auto clock = std::chrono::steady_clock::now();
+  const pagh::NoiseModel noise(product);
+  const pagh::TopCandidates candidates = [&](std::size_t n) {
+    for (std::size_t ask = n;; ask *= 2) {  // diagonal estimates (subtracted, so noise) are no candidates
+      auto got = product.top_k(ask);
+      const std::size_t asked_for = got.size();
+      if (off_diagonal) std::erase_if(got, [](const pagh::Entry& e) { return e.row == e.col; });
+      if (got.size() >= n || asked_for < ask) {
+        if (got.size() > n) got.resize(n);
+        return got;
+      }
+    }
+  };
+  const pagh::RefinedAnswer answer =
+      pagh::refine_top_k(candidates, noise, product.frobenius_estimate() * product.frobenius_estimate(), exact, kTop);
+  row.refine_ms = ms_since(clock);
+  row.refined_complete = answer.complete;
+  const double wanted = static_cast<double>(std::min(kTop, truth.nonzeros));
+  const auto hits = std::count_if(answer.entries.begin(), answer.entries.end(),
+                                  [&](const pagh::Entry& e) { return std::fabs(e.value) >= truth.tenth * (1 - 1e-9); });
+  row.refined_recall_10 = wanted > 0 ? std::min(1.0, static_cast<double>(hits) / wanted) : 1.0;
 }
 
 std::string shape_of(const InputMatrix& a, const InputMatrix& b) {
@@ -168,6 +209,8 @@ RealStudy run_real_study(const RealStudyOptions& o, SketchBackend& backend) {
     for (auto& w : study.workloads)
       if (w.name == line->name) w.shape = shape_of(a, b);
     const Operands operands = exact_operands(a, b);
+    const pagh::ExactEntries exact = operands.sparse ? pagh::ExactEntries(operands.sparse_a, operands.sparse_b)
+                                                     : pagh::ExactEntries(operands.dense_a, operands.dense_b);
     const Reference full = reference(operands, false);
     // Square products whose diagonal holds >= 1 % of the energy (pagh-mm's rule, here from the exact
     // product) are also sketched as pagh-mm --no-diagonal answers them: the exact diagonal
@@ -182,10 +225,11 @@ RealStudy run_real_study(const RealStudyOptions& o, SketchBackend& backend) {
       if (energy >= 0.01 * full.energy) off_diagonal = reference(operands, true);
     }
     // The automatic method's answer also pays for counting the operands and weighing the two.
-    const auto counting = std::chrono::steady_clock::now();
-    const pagh::ProductCounts counts = operands.sparse ? pagh::count_product(operands.sparse_a, operands.sparse_b)
-                                                       : pagh::count_dense_product(a.rows(), a.cols(), b.cols());
-    const double counting_ms = ms_since(counting);
+    const auto count = [&] {
+      return operands.sparse ? pagh::count_product(operands.sparse_a, operands.sparse_b)
+                             : pagh::count_dense_product(a.rows(), a.cols(), b.cols());
+    };
+    const pagh::ProductCounts counts = count();
     std::vector<std::pair<double, const Reference*>> variants;
     for (double pad : o.pads) variants.push_back({pad, &full});
     if (off_diagonal) variants.push_back({o.pads.front(), &*off_diagonal});
@@ -202,10 +246,8 @@ RealStudy run_real_study(const RealStudyOptions& o, SketchBackend& backend) {
         row.seed = static_cast<std::uint64_t>(s), row.pad = pad, row.sketches = o.sketches;
         row.diagonal = subtract ? "subtracted" : "kept";
 
+        row.exact_ms = mean_ms([&] { static_cast<void>(exact_top(operands, kTop, o.threads)); });
         auto clock = std::chrono::steady_clock::now();
-        static_cast<void>(exact_top(operands, kTop, o.threads));
-        row.exact_ms = ms_since(clock);
-        clock = std::chrono::steady_clock::now();
         pagh::CompressedProduct product = backend.compress(a.data, b.data, params);
         if (subtract) {
           const auto known = operands.sparse ? pagh::product_diagonal(operands.sparse_a, operands.sparse_b)
@@ -215,6 +257,7 @@ RealStudy run_real_study(const RealStudyOptions& o, SketchBackend& backend) {
         static_cast<void>(product.top_k(kTop));  // the answer a user waits for
         row.sketch_ms = ms_since(clock);
         row.buckets = product.buckets();
+        refine_top(product, exact, subtract, *truth, row);
 
         const pagh::Metrics top = truth->verify(product, kTop);
         const pagh::Metrics wide = truth->verify(product, kWide);
@@ -224,11 +267,12 @@ RealStudy run_real_study(const RealStudyOptions& o, SketchBackend& backend) {
         row.sigma = pagh::NoiseModel(product).sigma();
         row.tenth_in_sigmas = row.sigma > 0 ? truth->tenth / row.sigma : INFINITY;
 
-        clock = std::chrono::steady_clock::now();
         const pagh::MethodChoice choice = pagh::choose_method(pagh::Method::automatic, counts, params, rates, memory);
-        const double choosing_ms = counting_ms + ms_since(clock);
+        const double choosing_ms =
+            mean_ms([&] { static_cast<void>(pagh::choose_method(pagh::Method::automatic, count(), params, rates, memory)); });
         row.auto_method = choice.method == pagh::Method::exact ? "exact" : "sketch";
-        row.auto_ms = choosing_ms + (choice.method == pagh::Method::exact ? row.exact_ms : row.sketch_ms);
+        // pagh-mm's automatic answer when it sketches is the refined one.
+        row.auto_ms = choosing_ms + (choice.method == pagh::Method::exact ? row.exact_ms : row.sketch_ms + row.refine_ms);
         study.rows.push_back(std::move(row));
         ++done;
       }

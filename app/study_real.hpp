@@ -5,7 +5,8 @@
 // product holds >= 1 % of its energy, with that diagonal subtracted, against C minus its diagonal,
 // as pagh-mm --no-diagonal answers) against its exact product: tie-aware
 // recall@10 and @50, the 95 % intervals' coverage, significant entries that are noise, the time of
-// the sketch's top-10 against the exact top-10, and what the cost model's automatic choice
+// the sketch's top-10 against the exact top-10, the recall of the refined top-10 (the sketch's
+// candidates evaluated exactly, pagh-mm's default answer), and what the cost model's automatic choice
 // (sketch/method.hpp) picks and how long its answer takes.
 #pragma once
 
@@ -47,6 +48,9 @@ struct RealRow {
   double sigma = 0;                         // one single estimate's standard deviation, ||C||_F / sqrt(b)
   double tenth_in_sigmas = 0;               // the exact 10th largest |C| over sigma
   double sketch_ms = 0;                     // compress + top-10
+  double refined_recall_10 = 0;             // pagh-mm's default answer: the candidates' exact values (refine.hpp)
+  bool refined_complete = false;            // its bound on missed entries is within 5 %
+  double refine_ms = 0;                     // the refinement after the sketch
   double exact_ms = 0;                      // the exact top-10 (pagh::exact_top_k)
   std::string auto_method;                  // what choose_method(automatic) picks at this size
   double auto_ms = 0;                       // the measured time of the choice and of that method's answer

@@ -225,7 +225,8 @@ TEST_F(Cli, CudaBackendAnswersExactlyLikeTheCpu) {
     for (const std::vector<std::string>& selection : {std::vector<std::string>{"--top", "40"},
                                                       std::vector<std::string>{"--threshold", "150"}}) {
       SCOPED_TRACE("d = " + d + " " + selection[0]);
-      std::vector<std::string> args = {"--sketches", d, "--seed", "11", A(), B()};
+      // The sketches compared (auto may compute this small product exactly, on either side).
+      std::vector<std::string> args = {"--method", "sketch", "--sketches", d, "--seed", "11", A(), B()};
       args.insert(args.end(), selection.begin(), selection.end());
       std::vector<std::string> cpu = args, cuda = args;
       cpu.insert(cpu.end(), {"--backend", "cpu"});
@@ -266,7 +267,7 @@ TEST_F(Cli, SymmetricAndPatternFixturesAreExpandedBeforeMultiplying) {
   // matrix_io expands symmetric storage; the exact product the CLI verifies against must match
   // the one computed here from the same reader.
   const std::string sym = (kFixtures / "coordinate_integer_symmetric.mtx").string();
-  const json j = run_json({"--verify", "--top", "16", "--precision", "fp64", sym, sym});
+  const json j = run_json({"--method", "sketch", "--verify", "--top", "16", "--precision", "fp64", sym, sym});
   const Eigen::MatrixXd s = Eigen::MatrixXd(mio::read_sparse<double>(sym));
   const Eigen::MatrixXd c = s * s;
   EXPECT_EQ(j["product"]["rows"], 4);

@@ -1,0 +1,108 @@
+#include "refined_answers.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+
+#include "sketch_answers.hpp"
+
+namespace pagh_mm {
+namespace {
+
+bool ranks_before(const pagh::Entry& x, const pagh::Entry& y) {
+  const double ax = std::fabs(x.value), ay = std::fabs(y.value);
+  if (ax != ay) return ax > ay;
+  return x.row != y.row ? x.row < y.row : x.col < y.col;
+}
+
+// The operands as refinement reads them (the inputs' own storage, no copy of a dense one).
+template <class Use>
+auto with_operands(const InputMatrix& a, const InputMatrix& b, Use&& use) {
+  return std::visit([&](const auto& x) { return std::visit([&](const auto& y) { return use(pagh::ExactEntries(x, y)); }, b.data); },
+                    a.data);
+}
+
+}  // namespace
+
+// --full writes the estimate itself: its reported entries stay the estimate's, unless --refine.
+bool refines(const MultiplyOptions& o) { return o.refine.value_or(o.method == pagh::Method::automatic && !o.full); }
+
+Refinement refine_selection(SketchBackend& backend, const pagh::CompressedProduct& product, const KnownDiagonal& diagonal,
+                            const pagh::NoiseModel& noise, const InputMatrix& a, const InputMatrix& b, const MultiplyOptions& o) {
+  const auto start = std::chrono::steady_clock::now();
+  const pagh::Recovery how = o.exhaustive ? pagh::Recovery::exhaustive : pagh::Recovery::automatic;
+  const bool off_diagonal = diagonal.subtracted || diagonal.excluded;
+  const auto drop_diagonal = [&](std::vector<pagh::Entry> entries) {
+    if (off_diagonal) std::erase_if(entries, [](const pagh::Entry& e) { return e.row == e.col; });
+    return entries;
+  };
+  // The host sketch alone holds a subtraction; otherwise the backend answers (on its device).
+  const auto top_k = [&](std::size_t n) {
+    return diagonal.subtracted ? product.top_k(n, how) : backend.top_k(product, n, how, nullptr);
+  };
+  const pagh::TopCandidates top = [&](std::size_t n) {
+    // Diagonal estimates are not candidates: ask for more until n others remain.
+    const double entries = static_cast<double>(product.rows()) * static_cast<double>(product.cols());
+    for (std::size_t ask = n;; ask *= 2) {
+      const auto got = top_k(ask);
+      auto kept = drop_diagonal(got);
+      if (kept.size() >= n || got.size() < ask || static_cast<double>(ask) >= entries) {
+        if (kept.size() > n) kept.resize(n);
+        return kept;
+      }
+    }
+  };
+  const pagh::CandidatesAbove above = [&](double t, std::size_t cap) {
+    return drop_diagonal(diagonal.subtracted ? product.above(t, cap, how) : backend.above(product, t, cap, how, nullptr));
+  };
+  pagh::RefineOptions options;
+  options.threads = o.sketch.params.threads;
+  const double energy = product.frobenius_estimate() * product.frobenius_estimate();
+  Refinement r;
+  r.answer = with_operands(a, b, [&](const pagh::ExactEntries& exact) {
+    return o.threshold ? pagh::refine_above(above, noise, energy, exact, *o.threshold, kMaxAboveEntries, options)
+                       : pagh::refine_top_k(top, noise, energy, exact, o.top, options);
+  });
+  // The known diagonal joins the answer unless --no-diagonal left it out.
+  auto& found = r.answer.entries;
+  if (diagonal.subtracted && !diagonal.excluded)
+    for (const auto& e : diagonal.entries)
+      if (!o.threshold || std::fabs(e.value) >= *o.threshold) found.push_back(e);
+  std::sort(found.begin(), found.end(), ranks_before);
+  const std::size_t cap = !o.threshold || o.top_given ? o.top : found.size();
+  if (found.size() > cap) found.resize(cap);
+  r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+double reported_recall(std::vector<double> magnitudes, const std::vector<ReportedEntry>& reported, const MultiplyOptions& o) {
+  std::erase(magnitudes, 0.0);
+  if (o.threshold) {
+    const auto reach = std::count_if(magnitudes.begin(), magnitudes.end(), [&](double v) { return v >= *o.threshold; });
+    if (reach == 0) return 1.0;
+    const auto found = std::count_if(reported.begin(), reported.end(), [](const ReportedEntry& e) { return e.exact && *e.exact != 0; });
+    return std::min(1.0, static_cast<double>(found) / static_cast<double>(reach));
+  }
+  const std::size_t k = std::min(o.top, magnitudes.size());
+  if (k == 0) return 1.0;
+  std::nth_element(magnitudes.begin(), magnitudes.begin() + static_cast<std::ptrdiff_t>(k - 1), magnitudes.end(), std::greater<>());
+  const double kth = magnitudes[k - 1] * (1 - 1e-9);
+  const auto hits = std::count_if(reported.begin(), reported.end(), [&](const ReportedEntry& e) { return e.exact && std::fabs(*e.exact) >= kth; });
+  return std::min(1.0, static_cast<double>(hits) / static_cast<double>(k));
+}
+
+std::string refinement_warning(const pagh::RefinedAnswer& answer, const pagh::NoiseModel& noise) {
+  if (answer.complete) return "";
+  char text[600];
+  const std::int64_t b = answer.entries.empty() ? 0 : noise.buckets_to_resolve(std::fabs(answer.entries.back().value));
+  std::snprintf(text, sizeof text,
+                "the answer may be incomplete: %zu candidates were evaluated exactly (every entry with |estimate| > %.4g), "
+                "and about %.3g entries that belong in it may not have been; a longer sketch (--buckets %lld) or "
+                "--method exact would settle it",
+                answer.candidates, answer.cutoff, answer.expected_missed, static_cast<long long>(b));
+  return text;
+}
+
+}  // namespace pagh_mm
