@@ -40,6 +40,24 @@ void for_each_in_columns(const std::vector<EntrySpan<Scalar, Index>>& spans, boo
   }
 }
 
+// Writes n entries sorted by row (rows, column: a copy, or the column's own arrays from begin on) to
+// the column starting at begin, duplicates summed in file order; returns how many remain. In place
+// is safe: the write position never passes the read position.
+template <class Scalar, class Index>
+Index sum_sorted(Index* inner, Scalar* values, Index begin, const Index* rows, const Scalar* column, Index n) {
+  Index write = begin;
+  for (Index t = 0; t < n; ++t) {
+    if (write > begin && inner[write - 1] == rows[t]) {
+      values[write - 1] += column[t];
+    } else {
+      inner[write] = rows[t];
+      values[write] = column[t];
+      ++write;
+    }
+  }
+  return write - begin;
+}
+
 // Sorts column [begin, end) by row (stable: equal rows keep file order) and sums duplicates into the
 // column's first positions; returns how many distinct rows remain. Files are often sorted already,
 // so it checks first and copies only unsorted columns.
@@ -70,17 +88,7 @@ Index sort_and_sum_column(Index* inner, Scalar* values, Index begin, Index end, 
       rows[rank] = row;
       column[rank] = values[begin + i];
     }
-    Index write = begin;
-    for (int t = 0; t < n; ++t) {
-      if (write > begin && inner[write - 1] == rows[t]) {
-        values[write - 1] += column[t];
-      } else {
-        inner[write] = rows[t];
-        values[write] = column[t];
-        ++write;
-      }
-    }
-    return write - begin;
+    return sum_sorted(inner, values, begin, rows, column, static_cast<Index>(n));
   } else if (!sorted && end - begin <= 32) {
     // Insertion sort in place, stable, no copy.
     for (Index t = begin + 1; t < end; ++t) {
@@ -103,17 +111,7 @@ Index sort_and_sum_column(Index* inner, Scalar* values, Index begin, Index end, 
       values[t] = scratch[static_cast<std::size_t>(t - begin)].second;
     }
   }
-  Index write = begin;
-  for (Index t = begin; t < end; ++t) {
-    if (write > begin && inner[write - 1] == inner[t]) {
-      values[write - 1] += values[t];
-    } else {
-      inner[write] = inner[t];
-      values[write] = values[t];
-      ++write;
-    }
-  }
-  return write - begin;
+  return sum_sorted(inner, values, begin, inner + begin, values + begin, end - begin);
 }
 
 // Moves each column's first length(j) entries down to follow the previous column's, column by
