@@ -59,6 +59,10 @@ Refinement refine_selection(SketchBackend& backend, const pagh::CompressedProduc
   };
   pagh::RefineOptions options;
   options.threads = o.sketch.params.threads;
+  options.max_candidates = std::max(options.max_candidates, 64 * o.top);
+  if (off_diagonal)  // the diagonal is known (or left out): never a missed entry
+    options.universe = static_cast<double>(product.rows()) * static_cast<double>(product.cols()) -
+                       static_cast<double>(std::min(product.rows(), product.cols()));
   const double energy = product.frobenius_estimate() * product.frobenius_estimate();
   Refinement r;
   r.answer = with_operands(a, b, [&](const pagh::ExactEntries& exact) {

@@ -154,8 +154,13 @@ void refine_top(const pagh::CompressedProduct& product, const pagh::ExactEntries
       }
     }
   };
+  pagh::RefineOptions options;  // pagh-mm's, for -k 10
+  options.max_candidates = std::max(options.max_candidates, 64 * kTop);
+  if (off_diagonal)
+    options.universe = static_cast<double>(product.rows()) * static_cast<double>(product.cols()) -
+                       static_cast<double>(std::min(product.rows(), product.cols()));
   const pagh::RefinedAnswer answer =
-      pagh::refine_top_k(candidates, noise, product.frobenius_estimate() * product.frobenius_estimate(), exact, kTop);
+      pagh::refine_top_k(candidates, noise, product.frobenius_estimate() * product.frobenius_estimate(), exact, kTop, options);
   row.refine_ms = ms_since(clock);
   row.refined_complete = answer.complete;
   const double wanted = static_cast<double>(std::min(kTop, truth.nonzeros));

@@ -59,11 +59,16 @@ class ExactEntries {
   std::int64_t rows_ = 0, inner_ = 0, cols_ = 0;
 };
 
+// The limits keep refinement a small part of a sketch's cost: where the sketch is too short to
+// certify the answer within them (ties near the cutoff, a noisy sketch), the bound says so and a
+// longer sketch is the remedy, not millions of candidates.
 struct RefineOptions {
   double missed_rate = 0.05;           // stop when the expected number of missed entries is at most this
   std::size_t first_candidates = 64;   // the first round evaluates max(4 k, this) candidates
-  double max_products = 4e9;           // scalar products all rounds together may form
-  std::size_t max_candidates = std::size_t{1} << 22;
+  double max_products = 1e8;           // scalar products all rounds together may form
+  std::size_t max_candidates = 4096;   // candidates all rounds together (at least k)
+  double universe = 0;                 // entries that may belong to the answer (0: rows x cols; less
+                                       // where some are known and left out, e.g. a diagonal)
   int threads = 0;                     // for the exact evaluations (0 = all)
 };
 

@@ -94,7 +94,7 @@ RefinedAnswer refine_top_k(const TopCandidates& candidates, const NoiseModel& no
     finish(answer, done, o);
     return answer;
   }
-  const double entries = static_cast<double>(exact.rows()) * static_cast<double>(exact.cols());
+  const double entries = o.universe > 0 ? o.universe : static_cast<double>(exact.rows()) * static_cast<double>(exact.cols());
   const auto limit = static_cast<std::size_t>(std::min(entries, static_cast<double>(std::max(o.max_candidates, k))));
   std::size_t n = std::min(limit, std::max(4 * k, o.first_candidates));
   for (;;) {
@@ -145,7 +145,7 @@ RefinedAnswer refine_above(const CandidatesAbove& candidates, const NoiseModel& 
   answer.cutoff = covered < ranked.size() ? std::fabs(ranked[covered].value) : lower;
   answer.entries = done.ranked(threshold);
   if (answer.entries.size() > max_entries) throw too_many_entries("refine_above", max_entries, threshold);
-  const double entries = static_cast<double>(exact.rows()) * static_cast<double>(exact.cols());
+  const double entries = o.universe > 0 ? o.universe : static_cast<double>(exact.rows()) * static_cast<double>(exact.cols());
   answer.expected_missed = expected_missed(noise, energy, entries, done, threshold, answer.cutoff);
   finish(answer, done, o);
   return answer;
