@@ -45,6 +45,14 @@ std::string without_api_hint(std::string message) {
   return message;
 }
 
+// Eigen 3.4's SparseMatrix has no move constructor (std::move copies every entry, a serial pass
+// over the whole matrix): the reader's sparse result is swapped into place instead.
+InputMatrix sparse_input(const std::string& path, Eigen::SparseMatrix<double>& matrix) {
+  InputMatrix input{path, Eigen::SparseMatrix<double>()};
+  std::get<1>(input.data).swap(matrix);
+  return input;
+}
+
 }  // namespace
 
 InputMatrix read_input(const std::string& path, bool transpose, int threads) {
@@ -54,9 +62,11 @@ InputMatrix read_input(const std::string& path, bool transpose, int threads) {
   try {
     if (mio::is_npy_file(path)) return InputMatrix{path, mio::read_npy<double>(path, options, transpose)};
     auto any = mio::read_matrix<double>(path, options);
-    if (!transpose) return InputMatrix{path, std::move(any.matrix)};
+    if (any.is_dense() && !transpose) return InputMatrix{path, std::move(std::get<0>(any.matrix))};
     if (any.is_dense()) return InputMatrix{path, Eigen::MatrixXd(any.dense().transpose())};
-    return InputMatrix{path, Eigen::SparseMatrix<double>(any.sparse().transpose())};
+    if (!transpose) return sparse_input(path, std::get<1>(any.matrix));
+    Eigen::SparseMatrix<double> transposed = any.sparse().transpose();
+    return sparse_input(path, transposed);
   } catch (const pagh::matrix_io::MatrixMarketError& e) {
     // Keep the reader's message as is: it already names the file and, for content, the line.
     throw CliError(classify_read_failure(e), "", without_reader_api_names(without_api_hint(e.what())));
