@@ -192,7 +192,8 @@ double resolve_target(const MultiplyOptions& o, const Sketched& s) {
   const pagh::Entry& kth = s.selected[o.top - 1];
   if (s.diagonal.on_diagonal(kth)) return 0;  // known exactly
   // Refined: the values are exact; what a longer sketch buys is the certainty that none was missed.
-  if (s.refined) return s.refined->answer.complete ? 0.0 : std::fabs(kth.value);
+  // Where the cutoff reaches the K-th value (estimates tied with it), no sketch length separates them.
+  if (s.refined) return s.refined->answer.complete || s.refined->answer.cutoff >= std::fabs(kth.value) ? 0.0 : std::fabs(kth.value);
   return s.noise->assess(*s.product, kth).significant ? 0.0 : std::fabs(kth.value);
 }
 

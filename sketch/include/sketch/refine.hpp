@@ -11,8 +11,8 @@
 // model bounds: at most N(V) = (||C||_F^2 - the evaluated entries' energy) / V^2 entries of C reach
 // V (and no more than the entries not evaluated), so the expected number missed is at most
 // N(V) * P(|error| >= V - cutoff). The candidate set
-// grows (4x a round) until that bound is below the rate asked for, or the work limit is reached;
-// either way the bound is reported. ||C||_F^2 comes from the sketch, so the bound is an estimate.
+// grows (4x a round) until that bound is below the rate asked for, the work limit is reached, or a
+// round does not lower the cutoff (ties of it); either way the bound is reported. ||C||_F^2 comes from the sketch, so the bound is an estimate.
 #pragma once
 
 #include <Eigen/Dense>
@@ -66,7 +66,7 @@ struct RefineOptions {
   double missed_rate = 0.05;           // stop when the expected number of missed entries is at most this
   std::size_t first_candidates = 64;   // the first round evaluates max(4 k, this) candidates
   double max_products = 1e8;           // scalar products all rounds together may form
-  std::size_t max_candidates = 4096;   // candidates all rounds together (at least k)
+  std::size_t max_candidates = 1024;   // candidates all rounds together (at least k)
   double universe = 0;                 // entries that may belong to the answer (0: rows x cols; less
                                        // where some are known and left out, e.g. a diagonal)
   int threads = 0;                     // for the exact evaluations (0 = all)

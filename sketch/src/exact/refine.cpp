@@ -97,6 +97,7 @@ RefinedAnswer refine_top_k(const TopCandidates& candidates, const NoiseModel& no
   const double entries = o.universe > 0 ? o.universe : static_cast<double>(exact.rows()) * static_cast<double>(exact.cols());
   const auto limit = static_cast<std::size_t>(std::min(entries, static_cast<double>(std::max(o.max_candidates, k))));
   std::size_t n = std::min(limit, std::max(4 * k, o.first_candidates));
+  double previous_cutoff = std::numeric_limits<double>::infinity();
   for (;;) {
     const std::vector<Entry> ranked = candidates(n);
     ++answer.rounds;
@@ -110,7 +111,10 @@ RefinedAnswer refine_top_k(const TopCandidates& candidates, const NoiseModel& no
     const double v = answer.entries.empty() ? 0.0 : std::fabs(answer.entries.back().value);
     answer.expected_missed = expected_missed(noise, energy, entries, done, v, answer.cutoff);
     const bool budget_spent = covered < ranked.size();
-    if (answer.expected_missed <= o.missed_rate || exhausted || budget_spent || n >= limit) break;
+    // More candidates that do not lower the cutoff are ties of it: they cannot tighten the bound.
+    const bool stalled = answer.cutoff >= previous_cutoff;
+    previous_cutoff = answer.cutoff;
+    if (answer.expected_missed <= o.missed_rate || exhausted || budget_spent || stalled || n >= limit) break;
     n = std::min(limit, 4 * n);
   }
   finish(answer, done, o);
