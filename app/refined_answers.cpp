@@ -59,10 +59,7 @@ Refinement refine_selection(SketchBackend& backend, const pagh::CompressedProduc
   };
   pagh::RefineOptions options;
   options.threads = o.sketch.params.threads;
-  // Candidates come from heavy-bucket recovery, whose cost grows with their number (steeply where
-  // many estimates tie); a product small enough to scan (<= 2^24 entries) affords more.
-  const double entries = static_cast<double>(product.rows()) * static_cast<double>(product.cols());
-  options.max_candidates = entries <= 0x1p24 ? std::max<std::size_t>(4096, 64 * o.top) : std::max(options.max_candidates, 16 * o.top);
+  options.max_candidates = pagh::candidate_limit(static_cast<double>(product.rows()) * static_cast<double>(product.cols()), o.top);
   if (off_diagonal)  // the diagonal is known (or left out): never a missed entry
     options.universe = static_cast<double>(product.rows()) * static_cast<double>(product.cols()) -
                        static_cast<double>(std::min(product.rows(), product.cols()));

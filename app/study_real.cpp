@@ -155,7 +155,7 @@ void refine_top(const pagh::CompressedProduct& product, const pagh::ExactEntries
     }
   };
   pagh::RefineOptions options;  // pagh-mm's, for -k 10
-  options.max_candidates = std::max(options.max_candidates, 16 * kTop);
+  options.max_candidates = pagh::candidate_limit(static_cast<double>(product.rows()) * static_cast<double>(product.cols()), kTop);
   if (off_diagonal)
     options.universe = static_cast<double>(product.rows()) * static_cast<double>(product.cols()) -
                        static_cast<double>(std::min(product.rows(), product.cols()));

@@ -72,6 +72,11 @@ struct RefineOptions {
   int threads = 0;                     // for the exact evaluations (0 = all)
 };
 
+// The candidate limit pagh-mm uses for k entries of a product with `entries` entries: candidates
+// come from heavy-bucket recovery, whose cost grows with their number (steeply where many estimates
+// tie), so max(1024, 16 k); a product small enough to scan (<= 2^24 entries) affords max(4096, 64 k).
+std::size_t candidate_limit(double entries, std::size_t k);
+
 struct RefinedAnswer {
   std::vector<Entry> entries;   // exact values (spread 0), nonzero, ranked |value| desc, row, col
   std::size_t candidates = 0;   // distinct entries evaluated exactly

@@ -86,6 +86,10 @@ void finish(RefinedAnswer& answer, const Evaluated& done, const RefineOptions& o
 
 }  // namespace
 
+std::size_t candidate_limit(double entries, std::size_t k) {
+  return entries <= 0x1p24 ? std::max<std::size_t>(4096, 64 * k) : std::max<std::size_t>(1024, 16 * k);
+}
+
 RefinedAnswer refine_top_k(const TopCandidates& candidates, const NoiseModel& noise, double energy, const ExactEntries& exact,
                            std::size_t k, const RefineOptions& o) {
   RefinedAnswer answer;
