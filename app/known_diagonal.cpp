@@ -7,15 +7,6 @@
 #include "sketch_answers.hpp"
 
 namespace pagh_mm {
-namespace {
-
-bool ranks_before(const pagh::Entry& x, const pagh::Entry& y) {
-  const double ax = std::fabs(x.value), ay = std::fabs(y.value);
-  if (ax != ay) return ax > ay;
-  return x.row != y.row ? x.row < y.row : x.col < y.col;
-}
-
-}  // namespace
 
 KnownDiagonal subtract_known_diagonal(pagh::CompressedProduct& product, const InputMatrix& a, const InputMatrix& b,
                                       const MultiplyOptions& o) {
@@ -63,7 +54,7 @@ std::vector<pagh::Entry> select_with_known_diagonal(const pagh::CompressedProduc
   if (!diagonal.excluded)
     for (const auto& e : diagonal.entries)
       if (!o.threshold || std::fabs(e.value) >= *o.threshold) found.push_back(e);
-  std::sort(found.begin(), found.end(), ranks_before);
+  std::sort(found.begin(), found.end(), pagh::ranks_before);
   const std::size_t cap = !o.threshold || o.top_given ? o.top : found.size();
   if (found.size() > cap) found.resize(cap);
   return found;

@@ -11,12 +11,6 @@
 namespace pagh_mm {
 namespace {
 
-bool ranks_before(const pagh::Entry& x, const pagh::Entry& y) {
-  const double ax = std::fabs(x.value), ay = std::fabs(y.value);
-  if (ax != ay) return ax > ay;
-  return x.row != y.row ? x.row < y.row : x.col < y.col;
-}
-
 // The operands as refinement reads them (the inputs' own storage, no copy of a dense one).
 template <class Use>
 auto with_operands(const InputMatrix& a, const InputMatrix& b, Use&& use) {
@@ -74,7 +68,7 @@ Refinement refine_selection(SketchBackend& backend, const pagh::CompressedProduc
   if (diagonal.subtracted && !diagonal.excluded)
     for (const auto& e : diagonal.entries)
       if (!o.threshold || std::fabs(e.value) >= *o.threshold) found.push_back(e);
-  std::sort(found.begin(), found.end(), ranks_before);
+  std::sort(found.begin(), found.end(), pagh::ranks_before);
   const std::size_t cap = !o.threshold || o.top_given ? o.top : found.size();
   if (found.size() > cap) found.resize(cap);
   r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

@@ -12,13 +12,7 @@
 
 namespace pagh::detail {
 
-// Order of "larger" entries: |value| descending, then row, then column ascending (deterministic).
-inline bool ranks_before(const Entry& x, const Entry& y) {
-  const double ax = std::fabs(x.value), ay = std::fabs(y.value);
-  if (ax != ay) return ax > ay;
-  if (x.row != y.row) return x.row < y.row;
-  return x.col < y.col;
-}
+using pagh::ranks_before;  // sketch/entry.hpp
 
 // The entry (i, j) from its d single estimates (reordered): median and half the range.
 inline Entry summarize(std::int64_t i, std::int64_t j, std::span<double> single) {
