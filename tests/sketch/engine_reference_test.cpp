@@ -28,7 +28,7 @@ std::vector<double> reference_sketches(const Eigen::MatrixXd& A, const Eigen::Ma
   const index b = sketch_length(m, p, params);
   const int d = params.repetitions;
   const HashTables tables = draw_hash_tables(params.seed, d, m, p, b);
-  const index ranges = std::min<index>(K, 16);
+  const index ranges = std::max<index>(1, std::min<index>(K, params.partitions > 0 ? params.partitions : 16));
   const bool direct_path = params.hybrid == HybridMode::always_direct;
   std::vector<std::vector<Acc>> spectra(static_cast<std::size_t>(ranges));
   std::vector<std::vector<double>> direct(static_cast<std::size_t>(ranges));
@@ -133,6 +133,26 @@ TEST(SketchEngineReference, EveryLayoutAndThreadCountGivesTheReferenceBits) {
           }
         }
   }
+}
+
+// SketchParams::partitions: the reference summed over that many ranges, for any thread count.
+TEST(SketchEngineReference, PartitionCountSetsTheRangesOfTheSumOrder) {
+  std::mt19937_64 rng(47);
+  const auto [A, B] = inputs(50, 40, 70, rng);
+  const Eigen::SparseMatrix<double> As = A.sparseView(), Bs = B.sparseView();
+  for (const HybridMode hybrid : {HybridMode::always_transform, HybridMode::always_direct})
+    for (const int partitions : {1, 3, 64}) {
+      const SketchParams base{.repetitions = 3, .seed = 5, .precision = fwht::DType::f32, .hybrid = hybrid, .partitions = partitions};
+      const auto reference = reference_sketches<float>(A, B, base);
+      for (const int threads : {1, 2, 3}) {
+        SketchParams params = base;
+        params.threads = threads;
+        const std::string what = "partitions " + std::to_string(partitions) + " hybrid " + std::to_string(int(hybrid)) +
+                                 " threads " + std::to_string(threads);
+        expect_sketches(compress(A, B, params), reference, "dense " + what);
+        expect_sketches(compress(As, Bs, params), reference, "sparse " + what);
+      }
+    }
 }
 
 TEST(SketchEngineReference, PathCountsComeFromTheScatterOfDenseLines) {

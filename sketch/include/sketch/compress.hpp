@@ -8,7 +8,8 @@
 // vectors of length b, transformed, multiplied pointwise and summed (P_t); c_t = H P_t / b. A k
 // whose outer product is cheaper than two transforms (nnz(A[:,k]) * nnz(B[k,:]) small) is added to
 // c_t directly in the time domain instead (the hybrid path). Results are identical for every thread
-// count: k is split into a fixed number of ranges whose partial sketches are summed in order.
+// count: k is split into a fixed number of ranges (SketchParams::partitions, 16 by default) whose
+// partial sketches are summed in order.
 #pragma once
 
 #include <Eigen/Dense>

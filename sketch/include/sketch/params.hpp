@@ -38,6 +38,11 @@ struct SketchParams {
   // engine and pagh::cuda::compress the GPU's, whatever these say. Not part of a saved sketch.
   Backend backend = Backend::cpu;
   int device = 0;
+  // CPU engine: k is split into this many ranges whose sums are kept apart and added in order (the
+  // sum order, see compress.hpp); 0 = 16. The bits depend on it, never on the thread count. Each
+  // range clears and adds a d x b buffer, so a caller sketching a small share of k on few threads
+  // (a distributed rank) sets it to its thread count.
+  int partitions = 0;
 };
 
 // The sketch length b for an m x p product; throws pagh::Error for invalid parameters.

@@ -77,7 +77,7 @@ CompressedProduct compress_lines(const LinesA& a, const LinesB& b, index m, inde
 
   const int threads = params.threads > 0 ? params.threads : omp_get_max_threads();
   compress_memory::check(lines_bytes + compress_memory::table_bytes(m, p, params.repetitions) +
-                             compress_memory::engine_bytes(a, b, K, buckets, params, threads, std::min<index>(K, cpu_sketch::kPartitions)),
+                             compress_memory::engine_bytes(a, b, K, buckets, params, threads, cpu_sketch::partitions_for(K, params)),
                          params, kWhere, planned_what(buckets, params));
 
   CompressTimings timings;

@@ -8,9 +8,9 @@
 // A dense line's nonzeros are counted while it is scattered the first time (t = 0), which decides
 // its path then: no pass over the inputs of its own.
 //
-// Determinism: k is split into kPartitions ranges [K s / kPartitions, K (s+1) / kPartitions) whatever
-// the thread count; each range sums its own P_t (and time-domain direct part) over its k in order,
-// and the ranges are summed in order. Threads take whole ranges, so the result is the same bits for
+// Determinism: k is split into S = kPartitions ranges [K s / S, K (s+1) / S) whatever the thread
+// count (S = SketchParams::partitions when set); each range sums its own P_t (and time-domain direct
+// part) over its k in order, and the ranges are summed in order. Threads take whole ranges, so the result is the same bits for
 // every thread count (tests/sketch: engine_reference_test.cpp against a reference written from this
 // paragraph, threads_test.cpp).
 #pragma once
@@ -46,6 +46,11 @@ namespace pagh::cpu_sketch {
 // Part of the determinism contract above (the reference in tests/sketch splits k the same way).
 constexpr index kPartitions = 16;
 
+// The ranges a K-column product is split into under params (SketchParams::partitions, 0: kPartitions).
+inline index partitions_for(index K, const SketchParams& params) {
+  return std::max<index>(1, std::min<index>(K, params.partitions > 0 ? params.partitions : kPartitions));
+}
+
 enum class Path : char { empty, direct, transform };
 
 // 64-byte aligned, zeroed storage for the working vectors (the FWHT kernels' full-width loads).
@@ -75,7 +80,7 @@ class Engine {
   // Returns the d sketches c_t (time domain) and fills the path counters of timings.
   std::vector<double> run(CompressTimings& timings, const char* where) {
     const int threads = params_.threads > 0 ? params_.threads : omp_get_max_threads();
-    const index partitions = std::min<index>(K_, kPartitions);
+    const index partitions = partitions_for(K_, params_);
     build_bucket_orders();
     std::vector<Partition> parts(static_cast<std::size_t>(partitions));
     std::vector<std::unique_ptr<Workspace>> workspaces(static_cast<std::size_t>(std::max(threads, 1)));
@@ -218,7 +223,9 @@ class Engine {
   // inverse transform per repetition: c_t = H P_t / b plus the direct parts.
   std::vector<double> reduce_and_invert(const std::vector<Partition>& parts, int threads) const {
     const std::size_t total = static_cast<std::size_t>(buckets_) * static_cast<std::size_t>(d_);
-    std::vector<Acc> spectrum(total, Acc{0});
+    // No transformed k: the spectrum is zero and its inverse adds +0.0 (the same bits): skip both.
+    const bool transformed = std::any_of(parts.begin(), parts.end(), [](const Partition& part) { return !part.spectrum.empty(); });
+    std::vector<Acc> spectrum(transformed ? total : 0, Acc{0});
     std::vector<double> sketches(total, 0.0);
     const auto n = static_cast<index>(total);
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && n >= (index{1} << 16))
@@ -229,8 +236,10 @@ class Engine {
         if (!part.spectrum.empty()) s += part.spectrum[static_cast<std::size_t>(h)];
         if (!part.direct.empty()) c += part.direct[static_cast<std::size_t>(h)];
       }
-      spectrum[static_cast<std::size_t>(h)] = s, sketches[static_cast<std::size_t>(h)] = c;
+      if (transformed) spectrum[static_cast<std::size_t>(h)] = s;
+      sketches[static_cast<std::size_t>(h)] = c;
     }
+    if (!transformed) return sketches;
     fwht::Plan inverse({.n = buckets_, .batch = d_}, fwht::dtype_of<Acc>(),
                        {.normalization = fwht::Normalization::inverse, .stabilization = params_.stabilization,
                         .algorithm = params_.algorithm, .threads = threads});
