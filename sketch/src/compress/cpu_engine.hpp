@@ -221,10 +221,13 @@ class Engine {
 
   // Sums the ranges in order (each element independently, so split across threads), then one
   // inverse transform per repetition: c_t = H P_t / b plus the direct parts.
-  std::vector<double> reduce_and_invert(const std::vector<Partition>& parts, int threads) const {
+  std::vector<double> reduce_and_invert(std::vector<Partition>& parts, int threads) const {
     const std::size_t total = static_cast<std::size_t>(buckets_) * static_cast<std::size_t>(d_);
     // No transformed k: the spectrum is zero and its inverse adds +0.0 (the same bits): skip both.
+    // One range's direct part is then the result itself (0.0 + c is c: c is never -0.0, its sums
+    // start from +0.0).
     const bool transformed = std::any_of(parts.begin(), parts.end(), [](const Partition& part) { return !part.spectrum.empty(); });
+    if (!transformed && parts.size() == 1 && !parts.front().direct.empty()) return std::move(parts.front().direct);
     std::vector<Acc> spectrum(transformed ? total : 0, Acc{0});
     std::vector<double> sketches(total, 0.0);
     const auto n = static_cast<index>(total);
