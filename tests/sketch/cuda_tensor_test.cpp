@@ -166,13 +166,13 @@ using namespace pagh::cuda_test;
 
 // The sketch on the tensor-core path (PathTuning::tensor_cores) against the FP32 wide kernel and
 // the CPU engine (FP64): within rounding of both, deterministic, and bit for bit on small-integer
-// inputs (every sum exact). b = 2^15 (two folded slices) and 2^17 (eight).
+// inputs (every sum exact). b = 2^15 (two folded slices), 2^17 (eight) and 2^18 (sixteen).
 TEST(SketchCudaTensor, SketchAgreesWithFp32PathAndCpu) {
   SKIP_WITHOUT_GPU();
   TRACE_SEED();
   std::mt19937_64 rng(run_seed());
   const pagh::cuda::DeviceOptions tensor{.tuning = {.tensor_cores = true}}, fp32{.tuning = {.tensor_cores = false}};
-  for (const std::int64_t m : {2101, 16000}) {
+  for (const std::int64_t m : {2101, 16000, 16400}) {
     SCOPED_TRACE("m = " + std::to_string(m));
     const std::int64_t K = 60, p = 1900;
     const Dense A = gaussian(m, K, rng), B = gaussian(K, p, rng);

@@ -1,4 +1,4 @@
-// The wide sketch kernel (wide_sketch.cu, the default for 2^14 <= b <= 2^17): its layout built on
+// The wide sketch kernel (wide_sketch.cu, the default for 2^14 <= b <= 2^18): its layout built on
 // the host, and on the device against the CPU, the slice kernel and itself.
 #include <gtest/gtest.h>
 
@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "compress/path_choice.hpp"
 #include "compress/paths/wide_layout.hpp"
 #include "cuda_test_support.hpp"
 #include "sketch/compress.hpp"
@@ -25,16 +26,21 @@ using namespace pagh::cuda_test;
 // w's parts when its slot (h mod 2^14) is in [1024 w, 1024 w + 1024): the first entry of each slot
 // in the stores part (slots distinct), the others in the adds part after every lower-indexed entry
 // of their slot and never twice on a slot in one instruction; codes carry the swizzled cell and
-// the fold's parity per slice, padding a private dummy cell; sources carry the index and the sign.
+// the fold's parity per slice (16 slices at b = 2^18: two code planes of 8, equal but for those
+// bits), padding a private dummy cell; sources carry the index and the sign.
 TEST(SketchCudaHost, WideLayoutPlacesEveryEntryOnceInOrder) {
-  const std::int64_t n = 20000, buckets = std::int64_t{1} << 17;  // about 1.2 entries per slot
-  const int d = 2;
+  const std::int64_t n = 20000, buckets = std::int64_t{1} << 18;  // about 1.2 entries per slot
+  const int d = 2, planes = 2;
   const std::uint32_t pad_offset = 1u << 17;
   const pagh::HashTables tables = pagh::draw_hash_tables(11, d, n, 1, buckets);
   pagh::cuda::WideLayout layout;
-  pagh::cuda::build_wide_layout(tables.bucket_a.data(), tables.sign_a.data(), n, d, pad_offset, layout);
+  ASSERT_EQ(pagh::cuda::wide_code_planes(18), planes);
+  ASSERT_EQ(pagh::cuda::wide_code_planes(17), 1);
+  pagh::cuda::build_wide_layout(tables.bucket_a.data(), tables.sign_a.data(), n, d, 18, pad_offset, layout);
   ASSERT_EQ(layout.source.size(), static_cast<std::size_t>(d * layout.padded));
-  ASSERT_EQ(layout.code.size(), layout.source.size());
+  ASSERT_EQ(layout.code.size(), static_cast<std::size_t>(planes) * layout.source.size());
+  const auto plane_code = [&](int plane, std::size_t at) { return layout.code[static_cast<std::size_t>(plane) * layout.source.size() + at]; };
+  std::int64_t high_slices = 0;  // entries whose sign differs between slice f and f + 8 somewhere
   ASSERT_EQ(layout.segment.size(), static_cast<std::size_t>(d * 33));
   ASSERT_EQ(layout.padded % (32 * pagh::cuda::kWideBatch), 0);
   const auto pad = pagh::cuda::kWidePad;
@@ -58,6 +64,7 @@ TEST(SketchCudaHost, WideLayoutPlacesEveryEntryOnceInOrder) {
           const std::uint32_t src = layout.source[at(j)], c = layout.code[at(j)];
           if (src == pad) {
             EXPECT_EQ(c, pad_offset + 4 * static_cast<std::uint32_t>(32 * w + e % 32)) << "padding writes its own dummy cell of its lane";
+            EXPECT_EQ(plane_code(1, at(j)), c);
             continue;
           }
           const std::uint32_t i = src & pad;
@@ -67,8 +74,12 @@ TEST(SketchCudaHost, WideLayoutPlacesEveryEntryOnceInOrder) {
           EXPECT_EQ(static_cast<int>(slot >> 10), w);
           EXPECT_EQ((src >> 31) != 0, tables.s1(t, i) < 0);
           EXPECT_EQ(c & 0x3ffffu, 4 * pagh::cuda::wide_swizzle(slot));
-          for (std::uint32_t f = 0; f < 8; ++f)
-            EXPECT_EQ((c >> (18 + f)) & 1u, static_cast<std::uint32_t>(std::popcount(f & (h >> 14)) & 1)) << "slice " << f;
+          EXPECT_LT(h, 1u << 18);
+          for (std::uint32_t f = 0; f < 16; ++f)
+            EXPECT_EQ((plane_code(static_cast<int>(f / 8), at(j)) >> (18 + f % 8)) & 1u, static_cast<std::uint32_t>(std::popcount(f & (h >> 14)) & 1))
+                << "slice " << f;
+          EXPECT_EQ(plane_code(1, at(j)) & 0x3ffffu, c & 0x3ffffu) << "the planes differ only in the parity bits";
+          high_slices += (plane_code(1, at(j)) >> 18) != (c >> 18);
           EXPECT_EQ(std::count(slots_here.begin(), slots_here.end(), slot), 0) << "one instruction holds slot " << slot << " twice";
           slots_here.push_back(slot);
           if (adds == 0) {
@@ -104,9 +115,26 @@ TEST(SketchCudaHost, WideLayoutPlacesEveryEntryOnceInOrder) {
     EXPECT_LE(5 * gather_wavefronts, 13 * instructions) << instructions << " store instructions";
   }
   EXPECT_GT(added, 5000) << "the test needs slots with several entries";
+  EXPECT_GT(high_slices, n / 2) << "the test needs entries whose bucket has bit 17 set";
 }
 
-// The wide kernel (the default for 2^14 <= b <= 2^17) against the CPU, the slice kernel and itself:
+// Groups of k (engine.cpp): one full wave of resident blocks, or a few waves of more groups where
+// that is predicted at least 5% faster; the wide kernel on 132 SMs (one block each) as example.
+TEST(SketchCudaHost, GroupCountFillsTheResidentBlocks) {
+  using pagh::cuda::group_count;
+  const std::int64_t spectrum = std::int64_t{4} << 18;  // bytes of one repetition's partial spectrum at b = 2^18
+  EXPECT_EQ(group_count(132, 8, 16384, spectrum / 2), 16) << "b = 2^17, d = 1: 128 of 132 blocks in one wave (33 groups: 3% only)";
+  EXPECT_EQ(group_count(132, 16, 32768, spectrum), 8) << "b = 2^18, d = 1";
+  EXPECT_EQ(group_count(132, 24, 16384, 3 * spectrum / 2), 11) << "b = 2^17, d = 3: 2 waves of 132 instead of 120 blocks";
+  EXPECT_EQ(group_count(132, 48, 32768, 3 * spectrum), 11) << "b = 2^18, d = 3: 4 waves of 132 instead of 96 blocks";
+  EXPECT_EQ(group_count(132, 6, 4096, 3 * spectrum / 8), 22) << "b = 2^15, d = 3: one exact wave";
+  EXPECT_EQ(group_count(132, 48, 600, 3 * spectrum), 2) << "groups of 256 k at least";
+  EXPECT_EQ(group_count(132, 48, 32768, std::int64_t{100} << 20), 2) << "partial spectra within 256 MiB";
+  EXPECT_EQ(group_count(132, 200, 5, spectrum), 1) << "more blocks per group than resident";
+  EXPECT_EQ(group_count(132, 8, 3, spectrum), 3) << "at most K groups";
+}
+
+// The wide kernel (the default for 2^14 <= b <= 2^18) against the CPU, the slice kernel and itself:
 // within rounding of both, deterministic, independent of chunking (streaming) and of its pieces.
 TEST(SketchCuda, WideKernelAgreesWithinRoundingAndIsDeterministic) {
   SKIP_WITHOUT_GPU();
@@ -138,6 +166,40 @@ TEST(SketchCuda, WideKernelAgreesWithinRoundingAndIsDeterministic) {
   EXPECT_LE(worst_cpu, tolerance) << "max |wide - cpu| " << worst_cpu << " vs max |c| " << scale;
   EXPECT_LE(worst_slices, tolerance) << "max |wide - slices| " << worst_slices << " vs max |c| " << scale;
   EXPECT_GT(worst_slices, 0.0) << "the two kernels transform in different orders; identical bits would mean one path ran twice";
+}
+
+// b = 2^18: sixteen folded slices, each block's signs from the second code plane for slices 8..15.
+// Against the CPU and the clusters-of-8 kernel (b = 2^18's path before) within rounding,
+// deterministic, staged lines equal to permuted ones bit for bit.
+TEST(SketchCuda, WideKernelAtTwoToThe18AgreesWithinRounding) {
+  SKIP_WITHOUT_GPU();
+  TRACE_SEED();
+  std::mt19937_64 rng(run_seed());
+  const std::int64_t m = 16400, K = 40, p = 200;  // b = 2^18; staged lines fit beside the buffers
+  const Dense A = gaussian(m, K, rng), B = gaussian(K, p, rng);
+  const pagh::SketchParams params{.repetitions = 3, .seed = rng()};
+  const pagh::cuda::Compressor plan(m, K, p, params);
+  EXPECT_NE(plan.path().find("wide"), std::string::npos) << plan.path();
+  EXPECT_NE(plan.path().find("16 slices"), std::string::npos) << plan.path();
+  const auto wide = device_sketches(pagh::cuda::compress(A, B, params));
+  EXPECT_EQ(wide.size(), static_cast<std::size_t>(3) << 18);
+  EXPECT_EQ(first_difference(wide, device_sketches(pagh::cuda::compress(A, B, params))), -1) << "two runs differ";
+  const pagh::cuda::DeviceOptions permute{.tuning = {.wide_staged_lines = false, .wide_piece = 7}};
+  EXPECT_NE(pagh::cuda::Compressor(m, K, p, params, permute).path().find("permuted"), std::string::npos);
+  EXPECT_EQ(first_difference(wide, device_sketches(pagh::cuda::compress(A, B, params, permute))), -1) << "staged and permuted lines differ";
+  const auto clusters = device_sketches(pagh::cuda::compress(A, B, params, {.tuning = {.wide = false}}));
+  const auto cpu = host_sketches(pagh::compress(A, B, params));
+  ASSERT_EQ(wide.size(), cpu.size());
+  double scale = 0, worst_cpu = 0, worst_clusters = 0;
+  for (std::size_t i = 0; i < cpu.size(); ++i) {
+    scale = std::max(scale, std::fabs(cpu[i]));
+    worst_cpu = std::max(worst_cpu, std::fabs(wide[i] - cpu[i]));
+    worst_clusters = std::max(worst_clusters, std::fabs(wide[i] - clusters[i]));
+  }
+  const double tolerance = 32 * std::log2(262144.0 * K) * std::numeric_limits<float>::epsilon() * scale;
+  EXPECT_LE(worst_cpu, tolerance) << "max |wide - cpu| " << worst_cpu << " vs max |c| " << scale;
+  EXPECT_LE(worst_clusters, tolerance) << "max |wide - clusters| " << worst_clusters << " vs max |c| " << scale;
+  EXPECT_GT(worst_clusters, 0.0) << "the two kernels sum in different orders; identical bits would mean one path ran twice";
 }
 
 // Lines staged in shared memory and gathered (short aligned lines, the default) give the permuted

@@ -11,7 +11,7 @@ namespace pagh::cuda {
 // results agree within rounding (bit for bit on exactly representable sums). The library reads no
 // environment variables; benchmarks map theirs onto this struct (bench/tuning_from_env.hpp).
 struct PathTuning {
-  // The wide kernel where it applies, 2^14 <= b <= 2^17 (default true). false: slices or clusters,
+  // The wide kernel where it applies, 2^14 <= b <= 2^18 (default true). false: slices or clusters,
   // and 16-bit precisions take the general path.
   std::optional<bool> wide;
   // The fused kernel without the wide one: 0 = slices of 2^12 buckets; 1..4 = clusters of 2^c

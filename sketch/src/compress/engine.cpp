@@ -54,9 +54,9 @@ Engine::Engine(std::int64_t m, std::int64_t K, std::int64_t p, const SketchParam
     int device = 0, sms = 0;
     PAGH_CUDA_CHECK(cudaGetDevice(&device), kWhere);
     PAGH_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), kWhere);
-    // Enough groups of k for one full wave of resident blocks (groups x slices x d blocks).
+    // Groups of k that fill the resident blocks (groups x slices x d blocks): one wave, or a few.
     const std::int64_t slices = b_ >> fused_->slice_log();
-    groups_ = static_cast<int>(std::clamp<std::int64_t>(fused_->resident_blocks(sms) / (slices * d_), 1, std::max<std::int64_t>(K, 1)));
+    groups_ = group_count(fused_->resident_blocks(sms), slices * d_, K, static_cast<std::int64_t>(db * sizeof(float)));
     path_ = fused_->name() + " (" + std::to_string(groups_) + " groups x " + std::to_string(slices) + " slices x " +
             std::to_string(d_) + " repetitions)";
     partials_ = DeviceArray<float>(static_cast<std::size_t>(groups_) * db, "partial spectra");

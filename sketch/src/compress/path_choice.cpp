@@ -1,5 +1,6 @@
 #include "compress/path_choice.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -12,7 +13,7 @@ namespace {
 
 constexpr const char* kWhere = "pagh::cuda::compress";
 
-// The wide kernel replaces the slice and cluster kernels for 2^14 <= b <= 2^17 and lines that fit
+// The wide kernel replaces the slice and cluster kernels for 2^14 <= b <= 2^18 and lines that fit
 // its layout (bench/NOTES.md, "wide kernel").
 bool wide_applies(int log2b, std::int64_t m, std::int64_t p, const PathTuning& tuning) {
   return tuning.wide.value_or(true) && log2b >= kWideLog && log2b <= kWideMaxLog && m <= kWideMaxLine && p <= kWideMaxLine;
@@ -76,6 +77,17 @@ PathChoice choose_path(std::int64_t m, std::int64_t p, int log2b, const SketchPa
   }
   out.path = Path::slices;
   return out;
+}
+
+int group_count(std::int64_t resident, std::int64_t blocks_per_group, std::int64_t K, std::int64_t partial_bytes) {
+  const std::int64_t k = std::max<std::int64_t>(K, 1), per_group = std::max<std::int64_t>(blocks_per_group, 1);
+  const std::int64_t one_wave = std::clamp<std::int64_t>(resident / per_group, 1, k);
+  const auto waves = [&](std::int64_t g) { return (g * per_group + resident - 1) / std::max<std::int64_t>(resident, 1); };
+  const auto cost = [&](std::int64_t g) { return waves(g) * ((k + g - 1) / g); };
+  std::int64_t best = one_wave;
+  for (std::int64_t g = one_wave + 1; waves(g) <= 4 && k / g >= kMinGroupLength && g * partial_bytes <= kMaxPartialBytes; ++g)
+    if (20 * cost(g) <= 19 * cost(one_wave) && cost(g) < cost(best)) best = g;
+  return static_cast<int>(best);
 }
 
 }  // namespace pagh::cuda

@@ -34,4 +34,14 @@ void validate(const PathTuning& tuning);
 PathChoice choose_path(std::int64_t m, std::int64_t p, int log2b, const SketchParams& params, bool dense, bool force_general,
                        const PathTuning& tuning, bool device_clusters);
 
+// Groups of k for a fused path: each group adds every k with k mod groups == group, on
+// blocks_per_group blocks (slices x repetitions), of which `resident` run at once. One full wave
+// (resident / blocks_per_group groups) unless a few waves of more, shorter groups are predicted at
+// least 5% faster (time ~ waves x ceil(K / groups): e.g. 48 blocks per group on 132 resident run
+// 2 groups on 96 SMs, 11 groups fill 4 waves); groups of at least kMinGroupLength k, and the
+// partial spectra (groups x partial_bytes) within kMaxPartialBytes.
+inline constexpr std::int64_t kMinGroupLength = 256;
+inline constexpr std::int64_t kMaxPartialBytes = std::int64_t{256} << 20;
+int group_count(std::int64_t resident, std::int64_t blocks_per_group, std::int64_t K, std::int64_t partial_bytes);
+
 }  // namespace pagh::cuda

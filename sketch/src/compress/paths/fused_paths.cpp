@@ -134,8 +134,8 @@ class WidePath final : public FusedPath {
     // The dummy cells follow both buffers in the kernel's shared memory (wide_layout.hpp).
     WideLayout a, b;
     constexpr std::uint32_t buffer_bytes = std::uint32_t{4} << kWideLog;
-    build_wide_layout(host.bucket_a.data(), host.sign_a.data(), m_, d_, 2 * buffer_bytes, a);
-    build_wide_layout(host.bucket_b.data(), host.sign_b.data(), p_, d_, buffer_bytes, b);
+    build_wide_layout(host.bucket_a.data(), host.sign_a.data(), m_, d_, log2b, 2 * buffer_bytes, a);
+    build_wide_layout(host.bucket_b.data(), host.sign_b.data(), p_, d_, log2b, buffer_bytes, b);
     upload(a.source, source_a_, "wide layout of A", stream), upload(a.code, code_a_, "wide layout of A", stream);
     upload(a.segment, segment_a_, "wide layout of A", stream);
     upload(b.source, source_b_, "wide layout of B", stream), upload(b.code, code_b_, "wide layout of B", stream);

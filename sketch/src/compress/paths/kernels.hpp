@@ -62,8 +62,8 @@ int cluster_resident_blocks(int log_cluster);
 int fused_blocks_per_sm();
 
 // The wide kernel (wide_sketch.cu): slices of 2^14 buckets, 512 threads, lines permuted into the
-// order of wide_layout.hpp first. For 2^14 <= b <= 2^17 and lines of at most 2^15 entries.
-inline constexpr int kWideMaxLog = 17;
+// order of wide_layout.hpp first. For 2^14 <= b <= 2^18 and lines of at most 2^15 entries.
+inline constexpr int kWideMaxLog = 18;
 inline constexpr std::int64_t kWideMaxLine = std::int64_t{1} << 15;
 // The storage precision of the wide kernel's transformed vectors (SketchParams::precision): 16-bit
 // rounds each bucket sum and each transformed value; the transform is f32 unless
@@ -84,7 +84,7 @@ struct WideArgs {
   const std::uint32_t *source_a = nullptr, *source_b = nullptr;
   int m = 0, p = 0;
   std::int64_t ld_a = 0, ld_b = 0;  // the layouts' padded lengths
-  const std::uint32_t *code_a = nullptr, *code_b = nullptr;  // repetitions * ld codes (wide_layout.hpp)
+  const std::uint32_t *code_a = nullptr, *code_b = nullptr;  // planes * repetitions * ld codes (wide_layout.hpp)
   const int *segment_a = nullptr, *segment_b = nullptr;      // repetitions * 17 warp segments
   float* partials = nullptr;  // groups * d * b, as FusedArgs
   std::int64_t k_first = 0, k_count = 0;

@@ -36,11 +36,14 @@ std::vector<std::int64_t> bank_spread(const std::vector<std::int64_t>& entries, 
 
 }  // namespace
 
-void build_wide_layout(const std::uint32_t* buckets, const std::int8_t* signs, std::int64_t n, int repetitions,
+void build_wide_layout(const std::uint32_t* buckets, const std::int8_t* signs, std::int64_t n, int repetitions, int log2b,
                        std::uint32_t pad_offset, WideLayout& out) {
   constexpr std::uint32_t slots = 1u << kWideLog, per_warp = slots / kWideWarps;
   constexpr std::size_t part = 32 * kWideBatch;
-  std::vector<std::vector<std::uint32_t>> source(static_cast<std::size_t>(repetitions)), code(source.size());
+  const int planes = wide_code_planes(log2b);
+  // code: the cell's offset alone; high: h >> 14 (0 for padding: every parity bit 0). The planes'
+  // parity bits are added once the order is final.
+  std::vector<std::vector<std::uint32_t>> source(static_cast<std::size_t>(repetitions)), code(source.size()), high(source.size());
   out.segment.assign(static_cast<std::size_t>(repetitions) * (2 * kWideWarps + 1), 0);
   std::vector<std::int64_t> start(slots + 1), order(static_cast<std::size_t>(n));
   for (int t = 0; t < repetitions; ++t) {
@@ -55,16 +58,17 @@ void build_wide_layout(const std::uint32_t* buckets, const std::int8_t* signs, s
 
     auto& src = source[static_cast<std::size_t>(t)];
     auto& cod = code[static_cast<std::size_t>(t)];
+    auto& hig = high[static_cast<std::size_t>(t)];
     auto add = [&](std::int64_t i) {
-      std::uint32_t parity = 0;
-      for (std::uint32_t f = 0; f < (1u << kWideMaxFold); ++f) parity |= (std::popcount(f & (h[i] >> kWideLog)) & 1u) << f;
       src.push_back(static_cast<std::uint32_t>(i) | (s[i] < 0 ? 0x80000000u : 0u));
-      cod.push_back(4 * wide_swizzle(h[i] & (slots - 1)) | parity << 18);
+      cod.push_back(4 * wide_swizzle(h[i] & (slots - 1)));
+      hig.push_back(h[i] >> kWideLog);
     };
     auto pad = [&](int w, std::size_t multiple) {  // private dummy cells, one per warp and lane
       while (src.size() % multiple != 0) {
         cod.push_back(pad_offset + 4 * static_cast<std::uint32_t>(32 * w + src.size() % 32));
         src.push_back(kWidePad);
+        hig.push_back(0);
       }
     };
     for (int w = 0; w < kWideWarps; ++w) {
@@ -99,7 +103,7 @@ void build_wide_layout(const std::uint32_t* buckets, const std::int8_t* signs, s
   }
   // Lane-major within chunks (wide_layout.hpp); every part is a whole number of chunks.
   for (int t = 0; t < repetitions; ++t)
-    for (auto* v : {&source[static_cast<std::size_t>(t)], &code[static_cast<std::size_t>(t)]}) {
+    for (auto* v : {&source[static_cast<std::size_t>(t)], &code[static_cast<std::size_t>(t)], &high[static_cast<std::size_t>(t)]}) {
       std::vector<std::uint32_t> stored(v->size());
       for (std::size_t j = 0; j < v->size(); ++j) stored[j - j % part + static_cast<std::size_t>(wide_stored_offset(static_cast<int>(j % part)))] = (*v)[j];
       v->swap(stored);
@@ -109,11 +113,25 @@ void build_wide_layout(const std::uint32_t* buckets, const std::int8_t* signs, s
   out.source.clear(), out.code.clear();
   for (int t = 0; t < repetitions; ++t) {
     auto& src = source[static_cast<std::size_t>(t)];
-    auto& cod = code[static_cast<std::size_t>(t)];
-    src.resize(static_cast<std::size_t>(out.padded), kWidePad), cod.resize(static_cast<std::size_t>(out.padded), 0u);
+    src.resize(static_cast<std::size_t>(out.padded), kWidePad);
     out.source.insert(out.source.end(), src.begin(), src.end());
-    out.code.insert(out.code.end(), cod.begin(), cod.end());
   }
+  constexpr std::uint32_t plane_slices = 1u << kWidePlaneFold;
+  for (int plane = 0; plane < planes; ++plane)
+    for (int t = 0; t < repetitions; ++t) {
+      const auto& cod = code[static_cast<std::size_t>(t)];
+      const auto& hig = high[static_cast<std::size_t>(t)];
+      for (std::size_t j = 0; j < static_cast<std::size_t>(out.padded); ++j) {
+        if (j >= cod.size()) {  // beyond this repetition's entries (never read: past segment[32])
+          out.code.push_back(0u);
+          continue;
+        }
+        std::uint32_t parity = 0;
+        for (std::uint32_t q = 0; q < plane_slices; ++q)
+          parity |= (std::popcount((plane_slices * static_cast<std::uint32_t>(plane) + q) & hig[j]) & 1u) << q;
+        out.code.push_back(cod[j] | parity << 18);
+      }
+    }
 }
 
 }  // namespace pagh::cuda

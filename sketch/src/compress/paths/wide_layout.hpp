@@ -17,10 +17,12 @@
 //   source[t * padded + j] = i | (s(i) < 0) << 31 (kWidePad for padding): the permutation pass
 //     copies s(i) A_ik there, so the kernel reads every line coalesced, or the kernel gathers
 //     s(i) A_ik from the line staged in shared memory (short lines);
-//   code[t * padded + j] = the byte offset of the entry's shared-memory cell from the side's buffer
-//     (bits 0-17: 4 x the swizzled slot; padding: a private dummy cell of its warp and lane at
-//     pad_offset + 4 (32 w + lane)) | for each slice f < 8 of the fold, popcount(f & (h >> 14)) mod 2
-//     at bit 18 + f (the sign of the entry in slice f).
+//   code[(plane * repetitions + t) * padded + j] = the byte offset of the entry's shared-memory cell
+//     from the side's buffer (bits 0-17: 4 x the swizzled slot; padding: a private dummy cell of its
+//     warp and lane at pad_offset + 4 (32 w + lane)) | for each slice f = 8 plane + q of the fold
+//     (q < 8), popcount(f & (h >> 14)) mod 2 at bit 18 + q (the sign of the entry in slice f).
+// A fold of more than 8 slices (b >= 2^18) has one code plane per 8 slices, so that a block reads
+// its slice's sign from one bit as at b <= 2^17: the planes differ only in those bits.
 #pragma once
 
 #include <cstdint>
@@ -31,11 +33,13 @@ namespace pagh::cuda {
 inline constexpr int kWideLog = 14;                     // buckets per wide slice: 2^14
 inline constexpr int kWideWarps = 16;                   // 512 threads; warp w owns 1024 slots
 inline constexpr int kWideBatch = 4;                    // warp instructions whose loads the kernel issues together
-inline constexpr int kWideMaxFold = 3;                  // at most 2^3 slices (b <= 2^17)
+inline constexpr int kWideMaxFold = 4;                  // at most 2^4 slices (b <= 2^18)
+inline constexpr int kWidePlaneFold = 3;                // 2^3 slices' parity bits per code plane
 inline constexpr std::uint32_t kWidePad = 0x7fffffffu;  // source of a padding position
 
 struct WideLayout {
-  std::vector<std::uint32_t> source, code;  // repetitions * padded
+  std::vector<std::uint32_t> source;        // repetitions * padded
+  std::vector<std::uint32_t> code;          // planes * repetitions * padded
   std::vector<std::int32_t> segment;        // repetitions * (2 * kWideWarps + 1)
   std::int64_t padded = 0;                  // positions per repetition
 };
@@ -47,9 +51,14 @@ constexpr int wide_stored_offset(int e) { return kWideBatch * (e % 32) + e / 32;
 // (every round of the transform is then free of bank conflicts; wide_sketch.cu).
 constexpr std::uint32_t wide_swizzle(std::uint32_t u) { return u ^ (((u >> 5) & 7u) << 2); }
 
-// buckets/signs: repetitions * n entries (hashing.hpp layout), buckets below 2^(14 + kWideMaxFold).
-// pad_offset: the byte offset of the dummy cells from this side's buffer.
-void build_wide_layout(const std::uint32_t* buckets, const std::int8_t* signs, std::int64_t n, int repetitions,
+// Code planes of a sketch of b = 2^log2b buckets: one per 2^kWidePlaneFold slices of the fold.
+constexpr int wide_code_planes(int log2b) {
+  return log2b <= kWideLog + kWidePlaneFold ? 1 : 1 << (log2b - kWideLog - kWidePlaneFold);
+}
+
+// buckets/signs: repetitions * n entries (hashing.hpp layout), buckets below 2^log2b with
+// log2b <= 14 + kWideMaxFold. pad_offset: the byte offset of the dummy cells from this side's buffer.
+void build_wide_layout(const std::uint32_t* buckets, const std::int8_t* signs, std::int64_t n, int repetitions, int log2b,
                        std::uint32_t pad_offset, WideLayout& out);
 
 }  // namespace pagh::cuda

@@ -1,9 +1,9 @@
-// The wide sketch kernel: the fused path's kernel for b = 2^14..2^17 (bench/NOTES.md "sketch CUDA:
+// The wide sketch kernel: the fused path's kernel for b = 2^14..2^18 (bench/NOTES.md "sketch CUDA:
 // wide kernel"). A block of 512 threads owns one wide slice of 2^14 output buckets, one
 // repetition and one group of k; per k it folds column k of A and row k of B into two shared
 // buffers of 2^14 floats (as fused_sketch.cu folds into 2^12: the top log2(b) - 14 stages become
-// the sign (-1)^popcount(f_hi & h_hi) of each entry), transforms both, and adds their product to
-// an accumulator that stays in registers for all k of the block.
+// the sign (-1)^popcount(f_hi & h_hi) of each entry, one bit of its code), transforms both, and
+// adds their product to an accumulator that stays in registers for all k of the block.
 //
 // Entries come in the order of wide_layout.hpp, s(i) A_ik at the entry's position: for short
 // lines (kGather) the block copies column k of A and row k of B into shared memory (bulk copies,
@@ -51,7 +51,7 @@ namespace {
 constexpr int kSlots = 1 << kWideLog;
 constexpr int kThreads = 32 * kWideWarps;
 constexpr int kRegs = kSlots / kThreads;  // 32 values per thread in each round
-static_assert(kWideMaxLog == kWideLog + kWideMaxFold, "codes carry one parity bit per slice");
+static_assert(kWideMaxLog == kWideLog + kWideMaxFold, "the layout's code planes carry one parity bit per slice");
 static_assert(kRegs == 32 && kWideLog == 14, "the rounds below assume 2^14 = 2^4 warps x 2^5 lanes x 2^5 registers");
 
 __device__ __forceinline__ void store_shared(unsigned address, float x) {
@@ -242,7 +242,9 @@ __global__ void __launch_bounds__(kThreads, 1) wide_sketch(WideArgs args) {
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int group = blockIdx.x, rep = blockIdx.z;
   const std::uint32_t f_hi = blockIdx.y;
-  const int sign_shift = 13 - static_cast<int>(f_hi);  // code bit 18 + f_hi -> bit 31
+  // Slice f_hi's sign: bit 18 + (f_hi mod 8) of its code plane f_hi / 8 (wide_layout.hpp), moved to bit 31.
+  const int sign_shift = 13 - static_cast<int>(f_hi % (1u << kWidePlaneFold));
+  const std::int64_t plane = f_hi >> kWidePlaneFold;
   const std::int64_t b = std::int64_t{1} << args.log2b;
   // Round C's slots (and the accumulator's): u(r) = round_c_base + offset(r) before the swizzle,
   // whose XOR term (bits 5-7 = warp bits 0-2) is the same for all r of a thread.
@@ -287,7 +289,9 @@ __global__ void __launch_bounds__(kThreads, 1) wide_sketch(WideArgs args) {
     const float* values = b_side ? args.lines_b + line * args.ld_b : args.lines_a + line * args.ld_a;
     return reinterpret_cast<const std::uint32_t*>(values);
   };
-  auto codes_of = [&](bool b_side) { return b_side ? args.code_b + rep * args.ld_b : args.code_a + rep * args.ld_a; };
+  auto codes_of = [&](bool b_side) {
+    return b_side ? args.code_b + (plane * args.repetitions + rep) * args.ld_b : args.code_a + (plane * args.repetitions + rep) * args.ld_a;
+  };
   const std::uint32_t* from = line_of(side_b, first);
   const std::uint32_t* codes = codes_of(side_b);
   unsigned slot = ring;
@@ -519,7 +523,7 @@ bool wide_gather_fits(std::int64_t m, std::int64_t p) { return gather_ring(m, p)
 
 void launch_wide(const WideArgs& args, cudaStream_t stream) {
   if (args.log2b < kWideLog || args.log2b > kWideMaxLog || args.groups < 1 || args.repetitions < 1 || args.repetitions > 65535)
-    throw Error("pagh::cuda::launch_wide", "unsupported geometry (needs 2^14 <= b <= 2^17)");
+    throw Error("pagh::cuda::launch_wide", "unsupported geometry (needs 2^14 <= b <= 2^18)");
   const dim3 grid(static_cast<unsigned>(args.groups), 1u << (args.log2b - kWideLog), static_cast<unsigned>(args.repetitions));
   if (args.gather) {
     // Bulk copies need 16-byte aligned lines whose lengths are multiples of 16 bytes.
