@@ -122,7 +122,7 @@ std::optional<pagh::CompressedProduct> sketch_share(MPI_Comm comm, const std::st
     if (k0 == k1)  // nothing to sketch here: a zero sketch with the same tables
       partial.emplace(m, p, 0, params, pagh::draw_hash_tables(params.seed, params.repetitions, m, p, buckets),
                       std::vector<double>(static_cast<std::size_t>(buckets * params.repetitions), 0.0));
-    else partial.emplace(backend->compress(columns_of(*a, k0, k1), rows_of(*b, k0, k1), params));
+    else partial.emplace(backend->compress(columns_of(*a, k0, k1), rows_of(*b, k0, k1), pagh::mpi::share_params(params)));
   } catch (...) {
     failure = std::current_exception();
   }

@@ -2,25 +2,38 @@
 //   mpirun -np N [--map-by slot:PE=T --bind-to core] distributed_scaling WORKLOAD [options]
 // Every rank builds the same workload (matrix_io/synthetic.hpp), keeps an equal share of the inner
 // indices, and pagh::mpi::compress sums the sketches on rank 0. Rank 0 prints one CSV line per run:
-//   workload,ranks,threads,m,K,p,nnz_a,nnz_b,buckets,sketch_ms,wait_ms,reduce_ms,total_ms,reduce_gbps
+//   workload,ranks,threads,m,K,p,nnz_a,nnz_b,buckets,sketch_ms,wait_ms,reduce_ms,total_ms,reduce_gbps,mpi_reduce_ms
 // with sketch_ms the slowest rank's own sketch, wait_ms the time the others waited for it, reduce_ms
-// the sum of the d*b sketch values on rank 0 (MPI_Reduce), total_ms the whole collective; each the
-// median over RUNS runs (after one warm-up when RUNS > 1), separated by barriers.
+// the sum of the d*b sketch values on rank 0 (pagh::mpi::sum_sketches: reduce-scatter + gather),
+// total_ms the whole collective; mpi_reduce_ms, the alternative, MPI_Reduce(MPI_SUM) of as many
+// doubles to rank 0; each the median over RUNS runs (after one warm-up when RUNS > 1), separated by
+// barriers.
 //
 // Workloads:
 //   sparse N PER   sparse_product with m = K = p = N, PER nonzeros per row of A and column of B
 //                  (thin k: the direct path; the reduction of 8 N-length sketches dominates)
 //   dense M K      planted_dense M x K times K x M (every k transformed: compute-bound)
+//   files N PER DIR  the sparse workload written once to DIR/A.mtx and DIR/B.mtx (by rank 0, if
+//                  absent), then the whole run from the files, two ways, each rank on THREADS:
+//                  pagh::mpi::read_inner_share (byte ranges + shuffle by k) and every rank reading
+//                  both files whole (matrix_io::read_sparse) and keeping its k. One CSV line:
+//   files,ranks,threads,n,nnz_a,nnz_b,read_ranges_ms,sketch_ms,reduce_ms,total_ms,read_whole_ms
+//                  (the slowest rank's; total_ms = read_ranges_ms + the distributed compress)
 #include <mpi.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "distributed/mpi_compress.hpp"
+#include "distributed/mpi_read.hpp"
+#include "matrix_io/read.hpp"
 #include "matrix_io/synthetic.hpp"
+#include "matrix_io/write.hpp"
 
 namespace {
 
@@ -44,7 +57,7 @@ void run(const char* workload, const MA& A, const MB& B, int runs, int threads, 
     b = B.middleRows(k0, k1 - k0);
   }
   const pagh::SketchParams params{.seed = 1, .threads = threads};
-  std::vector<double> sketch, wait, reduce, total;
+  std::vector<double> sketch, wait, reduce, total, mpi_reduce;
   std::int64_t buckets = 0;
   const int warm_up = runs > 1 ? 1 : 0;  // a single run is timed as it is
   for (int r = 1 - warm_up; r <= runs; ++r) {
@@ -53,18 +66,78 @@ void run(const char* workload, const MA& A, const MB& B, int runs, int threads, 
     pagh::mpi::ReduceTimings t;
     const auto product = pagh::mpi::compress(a, b, params, MPI_COMM_WORLD, 0, &t);
     const double elapsed = pagh::mpi::wall_ms() - start;
-    if (product) buckets = product->buckets();
-    double slowest[4] = {t.local_ms, t.wait_ms, t.reduce_ms, elapsed};
-    MPI_Reduce(rank == 0 ? MPI_IN_PLACE : slowest, slowest, 4, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (product) {
+      buckets = product->buckets();
+      const pagh::CompressTimings& c = product->timings();  // rank 0's own sketch, to stderr
+      std::fprintf(stderr, "%s np %d rank 0: hashing %.1f, sketching %.1f, inverse %.1f, compress %.1f ms\n", workload, size,
+                   c.hashing_ms, c.sketching_ms, c.inverse_ms, c.total_ms);
+    }
+    MPI_Bcast(&buckets, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+    std::vector<double> values(static_cast<std::size_t>(buckets * params.repetitions), 1.0), summed(rank == 0 ? values.size() : 0);
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double reduce_start = pagh::mpi::wall_ms();
+    MPI_Reduce(values.data(), summed.data(), static_cast<int>(values.size()), MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    const double mpi_reduce_ms = pagh::mpi::wall_ms() - reduce_start;
+    double slowest[5] = {t.local_ms, t.wait_ms, t.reduce_ms, elapsed, mpi_reduce_ms};
+    MPI_Reduce(rank == 0 ? MPI_IN_PLACE : slowest, slowest, 5, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     if (r == 0) continue;  // warm-up
     sketch.push_back(slowest[0]), wait.push_back(slowest[1]), reduce.push_back(slowest[2]), total.push_back(slowest[3]);
+    mpi_reduce.push_back(slowest[4]);
   }
   if (rank != 0) return;
   const double bytes = 8.0 * static_cast<double>(buckets) * params.repetitions;
-  std::printf("%s,%d,%d,%lld,%lld,%lld,%lld,%lld,%lld,%.1f,%.1f,%.1f,%.1f,%.2f\n", workload, size, threads,
+  std::printf("%s,%d,%d,%lld,%lld,%lld,%lld,%lld,%lld,%.1f,%.1f,%.1f,%.1f,%.2f,%.1f\n", workload, size, threads,
               static_cast<long long>(A.rows()), static_cast<long long>(K), static_cast<long long>(B.cols()),
               static_cast<long long>(nnz_a), static_cast<long long>(nnz_b), static_cast<long long>(buckets), median(sketch),
-              median(wait), median(reduce), median(total), bytes / (median(reduce) * 1e6));
+              median(wait), median(reduce), median(total), bytes / (median(reduce) * 1e6), median(mpi_reduce));
+  std::fflush(stdout);
+}
+
+void run_files(const std::filesystem::path& dir, std::int64_t n, std::int64_t per, int runs, int threads) {
+  namespace mio = pagh::matrix_io;
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const auto a_path = dir / "A.mtx", b_path = dir / "B.mtx";
+  if (rank == 0 && !std::filesystem::exists(b_path)) {
+    std::filesystem::create_directories(dir);
+    const auto w = mio::sparse_product({.m = n, .k = n, .p = n, .seed = 3, .a_per_row = per, .b_per_col = per});
+    mio::write_matrix_market(a_path, w.a);
+    mio::write_matrix_market(b_path, w.b);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  const pagh::SketchParams params{.seed = 1, .threads = threads};
+  const mio::ReadOptions options{.threads = threads};
+  std::vector<double> read_ranges, sketch, reduce, total, read_whole;
+  std::int64_t nnz[2] = {0, 0};
+  for (int r = 0; r < std::max(runs, 1); ++r) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double start = pagh::mpi::wall_ms();
+    const pagh::mpi::InnerShare share = pagh::mpi::read_inner_share(a_path, b_path, MPI_COMM_WORLD, options);
+    const double read = pagh::mpi::wall_ms();
+    pagh::mpi::ReduceTimings t;
+    (void)pagh::mpi::compress(share.a, share.b, params, MPI_COMM_WORLD, 0, &t);
+    const double done = pagh::mpi::wall_ms();
+    nnz[0] = share.a.nonZeros(), nnz[1] = share.b.nonZeros();
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double whole_start = pagh::mpi::wall_ms();
+    {
+      const auto A = mio::read_sparse<double>(a_path, options), B = mio::read_sparse<double>(b_path, options);
+      const Eigen::SparseMatrix<double> a = A.middleCols(share.k0, share.k1 - share.k0);
+      const Eigen::SparseMatrix<double> bt = B.transpose();
+      const Eigen::SparseMatrix<double> b = Eigen::SparseMatrix<double>(bt.middleCols(share.k0, share.k1 - share.k0).transpose());
+      if (a.nonZeros() != share.a.nonZeros() || b.nonZeros() != share.b.nonZeros()) throw std::runtime_error("the shares differ from the whole read");
+    }
+    double slowest[5] = {read - start, t.local_ms, t.reduce_ms, done - start, pagh::mpi::wall_ms() - whole_start};
+    MPI_Reduce(rank == 0 ? MPI_IN_PLACE : slowest, slowest, 5, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    read_ranges.push_back(slowest[0]), sketch.push_back(slowest[1]), reduce.push_back(slowest[2]), total.push_back(slowest[3]);
+    read_whole.push_back(slowest[4]);
+  }
+  MPI_Allreduce(MPI_IN_PLACE, nnz, 2, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  if (rank != 0) return;
+  std::printf("files,%d,%d,%lld,%lld,%lld,%.1f,%.1f,%.1f,%.1f,%.1f\n", size, threads, static_cast<long long>(n),
+              static_cast<long long>(nnz[0]), static_cast<long long>(nnz[1]), median(read_ranges), median(sketch), median(reduce),
+              median(total), median(read_whole));
   std::fflush(stdout);
 }
 
@@ -86,8 +159,11 @@ int main(int argc, char** argv) {
       const std::int64_t m = arg(2, 4096), K = arg(3, 1024);
       const auto w = mio::planted_dense({.m = m, .k = K, .p = m, .seed = 3});
       run("dense", w.a, w.b, runs, threads, w.a.size(), w.b.size());
+    } else if (workload == "files" && argc > 4) {
+      run_files(argv[4], arg(2, 1000000), arg(3, 4), static_cast<int>(arg(5, 1)), static_cast<int>(arg(6, 1)));
     } else {
-      std::fprintf(stderr, "usage: distributed_scaling sparse N PER [RUNS THREADS] | dense M K [RUNS THREADS]\n");
+      std::fprintf(stderr,
+                   "usage: distributed_scaling sparse N PER [RUNS THREADS] | dense M K [RUNS THREADS] | files N PER DIR [RUNS THREADS]\n");
       status = 64;
     }
   } catch (const std::exception& e) {

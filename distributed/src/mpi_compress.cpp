@@ -1,6 +1,8 @@
 // Agreement on failures and the sum of partial sketches (distributed/mpi_compress.hpp).
 #include "distributed/mpi_compress.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <chrono>
 #include <climits>
@@ -77,6 +79,33 @@ void require_same(MPI_Comm comm, const char* where, const std::vector<std::pair<
 }
 
 
+namespace {
+
+// One piece (count <= kPieceValues) of the sum: a reduce-scatter by MPI_Alltoallv (rank r receives
+// every rank's values of segment r and sums them in rank order), then a gather of the segments to
+// root or to every rank (out: nullptr on ranks that receive nothing).
+void sum_piece(const double* mine, std::int64_t count, double* out, int root, MPI_Comm comm, int rank, int size,
+               std::vector<double>& received, std::vector<double>& segment) {
+  const auto edge = [&](int r) { return static_cast<int>(count * r / size); };
+  const int own = edge(rank + 1) - edge(rank);
+  std::vector<int> send_counts(size), send_at(size), receive_counts(size, own), receive_at(size);
+  for (int r = 0; r < size; ++r) send_counts[r] = edge(r + 1) - edge(r), send_at[r] = edge(r), receive_at[r] = r * own;
+  received.resize(static_cast<std::size_t>(own) * static_cast<std::size_t>(size));
+  MPI_Alltoallv(mine, send_counts.data(), send_at.data(), MPI_DOUBLE, received.data(), receive_counts.data(), receive_at.data(),
+                MPI_DOUBLE, comm);
+  segment.assign(received.begin(), received.begin() + own);
+  for (int r = 1; r < size; ++r) {
+    const double* from = received.data() + static_cast<std::size_t>(r) * static_cast<std::size_t>(own);
+    for (int i = 0; i < own; ++i) segment[static_cast<std::size_t>(i)] += from[i];
+  }
+  if (root == kEveryRank)
+    MPI_Allgatherv(segment.data(), own, MPI_DOUBLE, out, send_counts.data(), send_at.data(), MPI_DOUBLE, comm);
+  else
+    MPI_Gatherv(segment.data(), own, MPI_DOUBLE, out, send_counts.data(), send_at.data(), MPI_DOUBLE, root, comm);
+}
+
+}  // namespace
+
 std::optional<CompressedProduct> sum_sketches(const CompressedProduct& partial, MPI_Comm comm, int root, ReduceTimings* timings) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
@@ -95,18 +124,27 @@ std::optional<CompressedProduct> sum_sketches(const CompressedProduct& partial, 
   const double start = wall_ms();
   const std::int64_t b = partial.buckets(), values = b * partial.repetitions();
   const double* mine = partial.sketch(0).data();  // the d sketches are contiguous (compressed_product.hpp)
-  std::vector<double> sum;
-  if (root == kEveryRank || rank == root) sum.assign(mine, mine + values);
-  for (std::int64_t at = 0; at < values; at += kPieceValues) {
-    const int count = static_cast<int>(std::min(kPieceValues, values - at));
-    if (root == kEveryRank) MPI_Allreduce(MPI_IN_PLACE, sum.data() + at, count, MPI_DOUBLE, MPI_SUM, comm);
-    else if (rank == root) MPI_Reduce(MPI_IN_PLACE, sum.data() + at, count, MPI_DOUBLE, MPI_SUM, root, comm);
-    else MPI_Reduce(mine + at, nullptr, count, MPI_DOUBLE, MPI_SUM, root, comm);
-  }
+  const bool receives = root == kEveryRank || rank == root;
+  std::vector<double> sum(receives ? static_cast<std::size_t>(values) : 0), received, segment;
+  for (std::int64_t at = 0; at < values; at += kPieceValues)
+    sum_piece(mine + at, std::min(kPieceValues, values - at), receives ? sum.data() + at : nullptr, root, comm, rank, size,
+              received, segment);
   if (timings) timings->reduce_ms = wall_ms() - start;
-  if (root != kEveryRank && rank != root) return std::nullopt;
+  if (!receives) return std::nullopt;
   return CompressedProduct(partial.rows(), partial.cols(), inner, partial.params(), partial.tables(), std::move(sum),
                            partial.timings());
+}
+
+SketchParams share_params(const SketchParams& params) {
+  SketchParams share = params;
+  if (share.partitions > 0) return share;
+  int cores = share.threads;
+  if (cores <= 0) {
+    cpu_set_t set;
+    cores = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+  }
+  share.partitions = std::max(cores, 1);
+  return share;
 }
 
 int local_rank(MPI_Comm comm) {

@@ -2,8 +2,8 @@
 // generators, keeps its own inner indices, and the distributed sketch is compared with the
 // single-process pagh::compress of the whole product, which every rank also computes.
 //
-// Sum order: the single process sums k in its own fixed partitions (compress.hpp), the ranks' partial
-// sketches are summed by MPI. Integer inputs whose sums are exact give identical bits; other inputs
+// Sum order: the single process sums k in its own fixed partitions (compress.hpp), each rank sums its
+// share in as many ranges as it has threads and the ranks' partial sketches are summed in rank order. Integer inputs whose sums are exact give identical bits; other inputs
 // are held to the a-priori rounding bound of those sums (tolerance_for below).
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -35,8 +35,8 @@ int ranks() {
 
 // Contiguous inner ranges, deliberately uneven: rank r gets a share proportional to r + 1; with
 // empty_rank >= 0 that rank gets none.
-std::pair<std::int64_t, std::int64_t> my_range(std::int64_t K, int empty_rank = -1) {
-  const int n = ranks(), me = rank_of();
+std::pair<std::int64_t, std::int64_t> my_range(std::int64_t K, int empty_rank = -1, int me = rank_of()) {
+  const int n = ranks();
   std::vector<double> weight(n);
   double total = 0;
   for (int r = 0; r < n; ++r) total += weight[r] = r == empty_rank ? 0.0 : r + 1.0;
@@ -140,6 +140,28 @@ TEST(MpiCompress, FloatWorkloadsAgreeToRounding) {
     check_against_one_process(low_rank.a, low_rank.b, params, false);
     const auto covariance = mio::sample_covariance({.samples = 150, .features = 60, .seed = 8});
     check_against_one_process(covariance.a, covariance.b, params, false);
+  }
+}
+
+// The documented sum order: each rank's sketch of its share (share_params: one range of k on one
+// thread), summed in rank order; every rank recomputes every share here.
+TEST(MpiCompress, PartialSketchesAreSummedInRankOrder) {
+  const auto w = mio::sparse_product({.m = 400, .k = 300, .p = 350, .seed = 9});
+  for (auto precision : {fwht::DType::f32, fwht::DType::f64}) {
+    const pagh::SketchParams params{.seed = 11, .precision = precision, .threads = 1};
+    const auto distributed = pagh::mpi::compress(columns(w.a, my_range(w.a.cols())), rows(w.b, my_range(w.a.cols())), params, MPI_COMM_WORLD);
+    std::vector<double> sum;
+    for (int r = 0; r < ranks(); ++r) {
+      const auto range = my_range(w.a.cols(), -1, r);
+      const auto partial = pagh::compress(columns(w.a, range), rows(w.b, range), pagh::mpi::share_params(params));
+      const double* values = partial.sketch(0).data();  // the d sketches are contiguous
+      if (r == 0) sum.assign(values, values + partial.buckets() * partial.repetitions());
+      else for (std::size_t h = 0; h < sum.size(); ++h) sum[h] += values[h];
+    }
+    ASSERT_EQ(sum.size(), static_cast<std::size_t>(distributed.buckets() * distributed.repetitions()));
+    std::int64_t differing = 0;
+    for (std::size_t h = 0; h < sum.size(); ++h) differing += distributed.sketch(0).data()[h] != sum[h];
+    EXPECT_EQ(differing, 0) << "rank " << rank_of();
   }
 }
 

@@ -13,11 +13,12 @@
 //   pagh::mpi::agree(comm, nullptr);                          // (inside a try: see agree())
 //   pagh::CompressedProduct C = *pagh::mpi::sum_sketches(partial.to_host(), comm);
 //
-// Results: the ranks' d * b partial sketches (double) are summed by MPI_Allreduce (every rank) or
-// MPI_Reduce (one root), in the order MPI's reduction algorithm chooses (fixed for a given MPI
-// library, rank count and size, not necessarily rank order). Integer-valued inputs whose sums are
-// exact in the sketch precision give the single-process sketch bit for bit; other inputs agree with
-// it to rounding (the single process sums k in its own fixed partitions).
+// Results: each rank sketches its k split into as many ranges as it has threads (share_params; one
+// process splits k into 16, whose buffers a rank with a small share of k would clear and add for
+// nothing), and the ranks' d * b partial sketches (double) are summed in rank order, whatever the MPI
+// library: a reduce-scatter (MPI_Alltoallv; rank r sums segment r of every rank's sketch) and a
+// gather of the segments. Integer-valued inputs whose sums are exact in the sketch precision give
+// the single-process sketch bit for bit; other inputs agree with it to rounding.
 //
 // Failures: every function here is collective. A rank that fails while the others wait would leave
 // them waiting for ever, so failures are agreed on first: when any rank fails, every rank throws the
@@ -70,8 +71,8 @@ void agree(MPI_Comm comm, int code, const std::string& message);
 // The same with this rank's exception, if any (nullptr: this rank is fine): code 1, its what().
 void agree(MPI_Comm comm, std::exception_ptr failure);
 
-// Collective: the sum of the ranks' partial products, on every rank (root = kEveryRank) or on root
-// only (the others get nullopt). Every rank must pass a product of the same shape m x p, sketch
+// Collective: the sum of the ranks' partial products in rank order, on every rank (root =
+// kEveryRank) or on root only (the others get nullopt). Every rank must pass a product of the same shape m x p, sketch
 // length, repetitions, seed and precision (checked: otherwise every rank throws the same
 // pagh::Error); the result's inner() is the sum of theirs and its timings() this rank's own.
 // Sketches longer than 2^31 values are reduced in pieces.
@@ -85,6 +86,10 @@ void require_same(MPI_Comm comm, const char* where, const std::vector<std::pair<
 // Completes a non-blocking MPI operation by polling it with growing sleeps (up to 2 ms) instead of
 // MPI's busy wait, which would keep a core spinning on every rank that waits for a slower one.
 void wait_without_spinning(MPI_Request& request);
+
+// The parameters a rank sketches its share with: params, with SketchParams::partitions (unless set)
+// the rank's thread count (params.threads, else the cores this process may run on).
+SketchParams share_params(const SketchParams& params);
 
 // This process's rank among the ranks of comm that share its node (MPI_COMM_TYPE_SHARED): the
 // usual way to pick one GPU per rank.
@@ -113,7 +118,7 @@ std::optional<CompressedProduct> compress(const MatrixA& A_local, const MatrixB&
   std::optional<CompressedProduct> partial;
   std::exception_ptr failure;
   try {
-    partial.emplace(pagh::compress(A_local, B_local, params));
+    partial.emplace(pagh::compress(A_local, B_local, share_params(params)));
   } catch (...) {
     failure = std::current_exception();
   }

@@ -1,0 +1,309 @@
+// Byte-range reading with a shuffle by inner index (distributed/mpi_read.hpp). Uses matrix_io's own
+// pieces: InputBytes (the file mapped, so a rank touches only the pages of its range), the preamble
+// parser (banner, size line, the declared count against the file's length) and the entry parser
+// (every check and message of a whole-file read, line numbers counted from the start of the text).
+#include "distributed/mpi_read.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "distributed/mpi_compress.hpp"
+#include "entry_parser.hpp"
+#include "input_bytes.hpp"
+#include "matrix_io/error.hpp"
+#include "preamble_parser.hpp"
+
+namespace pagh::mpi {
+namespace {
+
+namespace mio = pagh::matrix_io;
+
+struct Triplet {
+  std::int64_t row, col;
+  double value;
+};
+
+// EntryParser's sink: entries in file order, mirrored as matrix_io mirrors symmetric files; throws
+// TooMany at the first entry past `room` (the rest of the declared count).
+struct TooMany {};
+struct TripletSink {
+  std::vector<Triplet>& out;
+  mio::Symmetry symmetry;
+  std::int64_t room;
+  std::int64_t added = 0;
+  void add(std::int64_t row, std::int64_t col, double value) {
+    if (added++ == room) throw TooMany{};
+    out.push_back({row, col, value});
+    if (row != col && symmetry != mio::Symmetry::general)
+      out.push_back({col, row, symmetry == mio::Symmetry::skew_symmetric ? -value : value});
+  }
+  void add_value(double) {}  // array files are not read here
+};
+
+std::int64_t exclusive_sum(std::int64_t mine, MPI_Comm comm) {
+  std::int64_t before = 0;
+  MPI_Exscan(&mine, &before, 1, MPI_INT64_T, MPI_SUM, comm);
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  return rank == 0 ? 0 : before;
+}
+
+// Start of the first line that begins at or after `at` in text (text.size() if none).
+std::size_t line_start_at_or_after(std::string_view text, std::size_t at) {
+  if (at == 0) return 0;
+  if (at >= text.size()) return text.size();
+  const void* newline = std::memchr(text.data() + at - 1, '\n', text.size() - (at - 1));
+  return newline == nullptr ? text.size() : static_cast<std::size_t>(static_cast<const char*>(newline) - text.data()) + 1;
+}
+
+// One file as this rank reads it: the header, and the entries of its byte range (whole-file reads:
+// the entries of its inner range only, see read_whole).
+struct FileEntries {
+  mio::Header header;
+  std::vector<Triplet> entries;
+  bool whole = false;  // read whole on every rank (array or gzip)
+};
+
+void read_whole(const std::filesystem::path& path, const mio::ReadOptions& options, FileEntries& file) {
+  file.header = mio::read_header(path);
+  const auto s = mio::read_sparse<double, std::int64_t>(path, options);
+  file.whole = true;
+  file.entries.reserve(static_cast<std::size_t>(s.nonZeros()));
+  for (Eigen::Index j = 0; j < s.outerSize(); ++j)
+    for (mio::SparseMatrix<double, std::int64_t>::InnerIterator it(s, j); it; ++it) file.entries.push_back({it.row(), it.col(), it.value()});
+}
+
+// Collective. Parses this rank's line-aligned byte range of a coordinate file; throws the error of
+// the first failure in file order on every rank (RankFailure).
+FileEntries read_range(const std::filesystem::path& path, const mio::ReadOptions& options, MPI_Comm comm) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  FileEntries file;
+  std::exception_ptr failure;
+  std::unique_ptr<mio::detail::InputBytes> input;
+  std::string_view text;
+  std::int64_t preamble_lines = 0;
+  std::size_t body = 0;
+  int whole = 0;
+  try {
+    input = std::make_unique<mio::detail::InputBytes>(path, [](std::string_view) { return true; });
+    text = input->bytes();
+    if (text.starts_with("\x1F\x8B")) {
+      whole = 1;
+    } else {
+      mio::detail::PreambleParser preamble(input->name(), text.size());
+      // Whole lines only (the parser takes a block's last piece for a whole line), more as needed.
+      for (std::size_t fed = 0, look = 1 << 16; !preamble.done(); look *= 2) {
+        const std::size_t upto = look >= text.size() ? text.size() : line_start_at_or_after(text, look);
+        const std::string_view rest = preamble.consume(text.substr(fed, upto - fed));
+        if (preamble.done()) body = upto - rest.size();
+        else if (upto == text.size()) preamble.fail_at_end_of_input();
+        fed = upto;
+      }
+      file.header = preamble.header();
+      preamble_lines = preamble.line();
+      whole = file.header.format == mio::Format::array;
+    }
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  agree(comm, failure);
+  MPI_Allreduce(MPI_IN_PLACE, &whole, 1, MPI_INT, MPI_MAX, comm);
+  if (whole) {
+    try {
+      input.reset();
+      read_whole(path, options, file);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    agree(comm, failure);
+    return file;
+  }
+
+  // This rank's lines: from the first line starting at or after its share of the body's bytes.
+  const std::size_t length = text.size() - body;
+  const auto edge = [&](int r) {
+    return body + line_start_at_or_after(text.substr(body), length / static_cast<std::size_t>(size) * static_cast<std::size_t>(r));
+  };
+  const std::size_t begin = rank == 0 ? body : edge(rank), end = rank + 1 == size ? text.size() : edge(rank + 1);
+  const std::string_view mine = text.substr(begin, end - begin);
+  const auto newlines = static_cast<std::int64_t>(std::count(mine.begin(), mine.end(), '\n'));
+  const std::int64_t lines_before = preamble_lines + exclusive_sum(newlines, comm);
+
+  // Parse; then settle against the declared count, as a front-to-back read does: the first entry
+  // line past the count is refused before it is parsed.
+  const std::string& name = input->name();
+  struct Parsed {
+    std::int64_t entries = 0, lines = 0;  // entry lines (before the error, if any); lines consumed
+    std::int64_t past_line = 0;           // the line of the entry past `room`, if any
+    bool failed = false;
+    std::int64_t error_line = 0;
+    std::string reason;
+  };
+  const auto parse = [&](std::int64_t room, std::vector<Triplet>& out) {
+    Parsed result;
+    TripletSink sink{out, file.header.symmetry, room};
+    mio::detail::EntryParser<double, TripletSink> parser(name, file.header, options, sink);
+    try {
+      parser.consume(mine);
+    } catch (const TooMany&) {
+      result.past_line = parser.lines();
+    } catch (const mio::MatrixMarketError& e) {
+      result.failed = true, result.error_line = e.line(), result.reason = e.reason();
+    }
+    result.entries = parser.entries(), result.lines = parser.lines();
+    return result;
+  };
+  std::vector<Triplet> parsed;
+  Parsed own;
+  try {
+    own = parse(-1, parsed);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  const std::int64_t before = exclusive_sum(own.entries, comm);
+  const std::int64_t room = file.header.stored_entries - before;
+  if (failure == nullptr && (own.entries > room || (own.failed && own.entries == room))) {
+    std::vector<Triplet> ignored;
+    const Parsed limited = room < 0 ? Parsed{} : parse(room, ignored);  // room < 0: an earlier rank fails first
+    failure = std::make_exception_ptr(mio::MatrixMarketError(
+        name, lines_before + limited.past_line, "more entries than the " + std::to_string(file.header.stored_entries) + " declared in the size line"));
+  } else if (failure == nullptr && own.failed) {
+    failure = std::make_exception_ptr(mio::MatrixMarketError(name, lines_before + own.error_line, own.reason));
+  }
+  agree(comm, failure);
+  std::int64_t totals[2] = {own.entries, own.lines};
+  MPI_Allreduce(MPI_IN_PLACE, totals, 2, MPI_INT64_T, MPI_SUM, comm);
+  if (totals[0] < file.header.stored_entries) {
+    // Every rank knows: rank 0 reports it for all (the line: the end of the input).
+    const mio::MatrixMarketError error(name, preamble_lines + totals[1],
+                                       "expected " + std::to_string(file.header.stored_entries) +
+                                           " entries after the size line, found " + std::to_string(totals[0]) +
+                                           " before the end of the input");
+    agree(comm, rank == 0 ? 1 : 0, error.what());
+  }
+  file.entries = std::move(parsed);
+  return file;
+}
+
+// Bounds of the ranks' inner ranges: contiguous, balanced by the entries of A and B per k (counted
+// in at most 2^22 bins of k).
+std::vector<std::int64_t> inner_bounds(const std::vector<Triplet>& a, const std::vector<Triplet>& b, std::int64_t K, MPI_Comm comm) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  const std::int64_t bins = std::max<std::int64_t>(1, std::min<std::int64_t>(K, std::int64_t{1} << 22));
+  std::vector<std::int64_t> count(static_cast<std::size_t>(bins), 0);
+  const auto bin = [&](std::int64_t k) { return static_cast<std::size_t>(K == 0 ? 0 : k * bins / K); };
+  for (const Triplet& e : a) ++count[bin(e.col)];
+  for (const Triplet& e : b) ++count[bin(e.row)];
+  MPI_Allreduce(MPI_IN_PLACE, count.data(), static_cast<int>(bins), MPI_INT64_T, MPI_SUM, comm);
+  std::int64_t all = 0;
+  for (std::int64_t c : count) all += c;
+  std::vector<std::int64_t> bounds(static_cast<std::size_t>(size) + 1, K);
+  bounds[0] = 0;
+  std::int64_t seen = 0, i = 0;
+  for (int r = 1; r < size; ++r) {
+    // The first bin edge at which the entries before reach r / size of them.
+    while (i < bins && (seen + count[static_cast<std::size_t>(i)]) * size <= all * r) seen += count[static_cast<std::size_t>(i++)];
+    bounds[static_cast<std::size_t>(r)] = std::max(bounds[static_cast<std::size_t>(r) - 1], (K * i + bins - 1) / bins);
+  }
+  return bounds;
+}
+
+// Collective: every entry to the rank owning its k (inner(e)); the received entries in rank order,
+// each rank's in its file order.
+template <class Inner>
+std::vector<Triplet> shuffle(const std::vector<Triplet>& entries, const std::vector<std::int64_t>& bounds, Inner inner, MPI_Comm comm) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  const auto owner = [&](const Triplet& e) {
+    return static_cast<int>(std::upper_bound(bounds.begin() + 1, bounds.end() - 1, inner(e)) - (bounds.begin() + 1));
+  };
+  std::vector<int> send_counts(size, 0), send_at(size, 0), receive_counts(size), receive_at(size, 0);
+  for (const Triplet& e : entries) ++send_counts[owner(e)];
+  for (int r = 1; r < size; ++r) send_at[r] = send_at[r - 1] + send_counts[r - 1];
+  std::vector<Triplet> out(entries.size());
+  std::vector<int> at = send_at;
+  for (const Triplet& e : entries) out[static_cast<std::size_t>(at[owner(e)]++)] = e;
+  MPI_Alltoall(send_counts.data(), 1, MPI_INT, receive_counts.data(), 1, MPI_INT, comm);
+  for (int r = 1; r < size; ++r) receive_at[r] = receive_at[r - 1] + receive_counts[r - 1];
+  std::vector<Triplet> received(static_cast<std::size_t>(receive_at[size - 1] + receive_counts[size - 1]));
+  MPI_Datatype triplet;
+  MPI_Type_contiguous(sizeof(Triplet), MPI_BYTE, &triplet);
+  MPI_Type_commit(&triplet);
+  MPI_Alltoallv(out.data(), send_counts.data(), send_at.data(), triplet, received.data(), receive_counts.data(), receive_at.data(),
+                triplet, comm);
+  MPI_Type_free(&triplet);
+  return received;
+}
+
+// Entries in file order with duplicates summed in that order (as matrix_io sums them).
+Eigen::SparseMatrix<double> assemble(std::int64_t rows, std::int64_t cols, const std::vector<Triplet>& entries, std::int64_t row0,
+                                     std::int64_t col0) {
+  std::vector<Eigen::Triplet<double>> triplets;
+  triplets.reserve(entries.size());
+  for (const Triplet& e : entries) triplets.emplace_back(static_cast<int>(e.row - row0), static_cast<int>(e.col - col0), e.value);
+  Eigen::SparseMatrix<double> matrix(rows, cols);
+  matrix.setFromTriplets(triplets.begin(), triplets.end());
+  return matrix;
+}
+
+}  // namespace
+
+InnerShare read_inner_share(const std::filesystem::path& a_path, const std::filesystem::path& b_path, MPI_Comm comm,
+                            const matrix_io::ReadOptions& options) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  FileEntries a = read_range(a_path, options, comm);
+  FileEntries b = read_range(b_path, options, comm);
+  InnerShare share;
+  share.header_a = a.header, share.header_b = b.header;
+  share.m = a.header.rows, share.K = a.header.cols, share.p = b.header.cols;
+  std::exception_ptr failure;
+  try {
+    check_inner_dimensions(a.header.rows, a.header.cols, b.header.rows, b.header.cols, "pagh::mpi::read_inner_share");
+    if (std::max({share.m, share.K, share.p}) > std::int64_t{0x7fffffff})
+      throw Error("pagh::mpi::read_inner_share", "a dimension above 2^31 - 1 (Eigen's int indices)");
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  agree(comm, failure);
+  // Whole-file reads: every rank holds every entry; each keeps its own after the bounds are set.
+  const auto count_once = [&](const FileEntries& f) -> const std::vector<Triplet>& {
+    static const std::vector<Triplet> none;
+    return f.whole && rank != 0 ? none : f.entries;
+  };
+  const std::vector<std::int64_t> bounds = inner_bounds(count_once(a), count_once(b), share.K, comm);
+  share.k0 = bounds[static_cast<std::size_t>(rank)], share.k1 = bounds[static_cast<std::size_t>(rank) + 1];
+  const auto own = [&](FileEntries& f, auto inner) {
+    if (!f.whole) return shuffle(f.entries, bounds, inner, comm);
+    std::vector<Triplet> kept;
+    for (const Triplet& e : f.entries)
+      if (inner(e) >= share.k0 && inner(e) < share.k1) kept.push_back(e);
+    return kept;
+  };
+  std::vector<Triplet> mine_a = own(a, [](const Triplet& e) { return e.col; });
+  a.entries = {};
+  std::vector<Triplet> mine_b = own(b, [](const Triplet& e) { return e.row; });
+  b.entries = {};
+  try {
+    const double bytes = 12.0 * static_cast<double>(mine_a.size() + mine_b.size()) + 4.0 * static_cast<double>(share.k1 - share.k0 + share.p + 2);
+    if (options.max_result_bytes > 0 && bytes > static_cast<double>(options.max_result_bytes))
+      throw matrix_io::MatrixMarketError(a_path.string(), 0, "this rank's share needs " + std::to_string(static_cast<long long>(bytes)) +
+                                                                 " bytes, more than ReadOptions::max_result_bytes");
+    share.a = assemble(share.m, share.k1 - share.k0, mine_a, 0, share.k0);
+    share.b = assemble(share.k1 - share.k0, share.p, mine_b, share.k0, 0);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  agree(comm, failure);
+  return share;
+}
+
+}  // namespace pagh::mpi
