@@ -137,8 +137,9 @@ std::optional<pagh::CompressedProduct> sketch_share(MPI_Comm comm, const std::st
   return sum;
 }
 
-// The backend a worker sketches with: rank 0's kind; with CUDA, the GPU of its local rank.
-std::unique_ptr<SketchBackend> worker_backend(MPI_Comm comm, bool use_cuda, int threads) {
+// The backend a worker sketches with: rank 0's kind; with CUDA, the GPU of its local rank (found
+// when the session started: pagh::mpi::local_rank is collective, and rank 0 makes no worker backend).
+std::unique_ptr<SketchBackend> worker_backend(MPI_Comm comm, int local_rank, bool use_cuda, int threads) {
   if (!use_cuda) return make_cpu_backend(threads);
 #ifdef PAGH_MM_HAVE_SKETCH_CUDA
   int devices = 0;
@@ -147,14 +148,14 @@ std::unique_ptr<SketchBackend> worker_backend(MPI_Comm comm, bool use_cuda, int 
     throw CliError(ExitCode::unavailable, "--backend cuda",
                    "rank " + std::to_string(rank_in(comm)) + " has no usable CUDA device (rank 0 sketches on a GPU)");
   }
-  return make_cuda_backend(pagh::mpi::local_rank(comm) % devices, threads);
+  return make_cuda_backend(local_rank % devices, threads);
 #else
   throw CliError(ExitCode::unavailable, "--backend cuda",
                  "rank " + std::to_string(rank_in(comm)) + " runs a pagh-mm without the CUDA backend (rank 0 sketches on a GPU)");
 #endif
 }
 
-int run_worker(MPI_Comm comm) {
+int run_worker(MPI_Comm comm, int local_rank) {
   std::optional<InputMatrix> a, b;
   std::string inputs;
   std::exception_ptr read_failure;
@@ -177,7 +178,7 @@ int run_worker(MPI_Comm comm) {
     if (!failure) {
       try {
         if (!backend || (backend->name() == "cuda") != command.use_cuda)
-          backend = worker_backend(comm, command.use_cuda, command.threads);
+          backend = worker_backend(comm, local_rank, command.use_cuda, command.threads);
       } catch (...) {
         failure = std::current_exception();
       }
@@ -261,6 +262,7 @@ class MpiSession {
     int provided = 0;
     MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
     MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
+    local_rank_ = pagh::mpi::local_rank(comm_);  // collective: every rank, here
   }
   ~MpiSession() {
     MPI_Comm_free(&comm_);
@@ -269,9 +271,11 @@ class MpiSession {
   MpiSession(const MpiSession&) = delete;
   MpiSession& operator=(const MpiSession&) = delete;
   MPI_Comm comm() const { return comm_; }
+  int local_rank() const { return local_rank_; }
 
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;
+  int local_rank_ = 0;
 };
 
 }  // namespace
@@ -284,7 +288,7 @@ bool launched_by_mpi() {
 
 int run_multiply_distributed(const std::vector<std::string>& args) {
   MpiSession mpi;
-  if (rank_in(mpi.comm()) != 0) return run_worker(mpi.comm());
+  if (rank_in(mpi.comm()) != 0) return run_worker(mpi.comm(), mpi.local_rank());
   Leader leader(mpi.comm());
   int status = 0;
   try {

@@ -91,8 +91,8 @@ void wait_without_spinning(MPI_Request& request);
 // the rank's thread count (params.threads, else the cores this process may run on).
 SketchParams share_params(const SketchParams& params);
 
-// This process's rank among the ranks of comm that share its node (MPI_COMM_TYPE_SHARED): the
-// usual way to pick one GPU per rank.
+// Collective (every rank of comm calls it): this process's rank among the ranks of comm that share
+// its node (MPI_COMM_TYPE_SHARED), the usual way to pick one GPU per rank.
 int local_rank(MPI_Comm comm);
 
 // Collective: the compressed product of A = [A_local of every rank] (columns) and B = [B_local of
