@@ -82,10 +82,14 @@ void require_same(MPI_Comm comm, const char* where, const std::vector<std::pair<
 namespace {
 
 // One piece (count <= kPieceValues) of the sum: a reduce-scatter by MPI_Alltoallv (rank r receives
-// every rank's values of segment r and sums them in rank order), then a gather of the segments to
-// root or to every rank (out: nullptr on ranks that receive nothing).
+// every rank's values of segment r and sums them in rank order, in place), then a gather of the
+// segments to root or to every rank (out: nullptr on ranks that receive nothing). One rank: a copy.
 void sum_piece(const double* mine, std::int64_t count, double* out, int root, MPI_Comm comm, int rank, int size,
-               std::vector<double>& received, std::vector<double>& segment) {
+               std::vector<double>& received) {
+  if (size == 1) {
+    if (out != nullptr) std::copy(mine, mine + count, out);
+    return;
+  }
   const auto edge = [&](int r) { return static_cast<int>(count * r / size); };
   const int own = edge(rank + 1) - edge(rank);
   std::vector<int> send_counts(size), send_at(size), receive_counts(size, own), receive_at(size);
@@ -93,15 +97,15 @@ void sum_piece(const double* mine, std::int64_t count, double* out, int root, MP
   received.resize(static_cast<std::size_t>(own) * static_cast<std::size_t>(size));
   MPI_Alltoallv(mine, send_counts.data(), send_at.data(), MPI_DOUBLE, received.data(), receive_counts.data(), receive_at.data(),
                 MPI_DOUBLE, comm);
-  segment.assign(received.begin(), received.begin() + own);
+  double* segment = received.data();  // rank 0's values, then the sum
   for (int r = 1; r < size; ++r) {
     const double* from = received.data() + static_cast<std::size_t>(r) * static_cast<std::size_t>(own);
-    for (int i = 0; i < own; ++i) segment[static_cast<std::size_t>(i)] += from[i];
+    for (int i = 0; i < own; ++i) segment[i] += from[i];
   }
   if (root == kEveryRank)
-    MPI_Allgatherv(segment.data(), own, MPI_DOUBLE, out, send_counts.data(), send_at.data(), MPI_DOUBLE, comm);
+    MPI_Allgatherv(segment, own, MPI_DOUBLE, out, send_counts.data(), send_at.data(), MPI_DOUBLE, comm);
   else
-    MPI_Gatherv(segment.data(), own, MPI_DOUBLE, out, send_counts.data(), send_at.data(), MPI_DOUBLE, root, comm);
+    MPI_Gatherv(segment, own, MPI_DOUBLE, out, send_counts.data(), send_at.data(), MPI_DOUBLE, root, comm);
 }
 
 }  // namespace
@@ -125,10 +129,10 @@ std::optional<CompressedProduct> sum_sketches(const CompressedProduct& partial, 
   const std::int64_t b = partial.buckets(), values = b * partial.repetitions();
   const double* mine = partial.sketch(0).data();  // the d sketches are contiguous (compressed_product.hpp)
   const bool receives = root == kEveryRank || rank == root;
-  std::vector<double> sum(receives ? static_cast<std::size_t>(values) : 0), received, segment;
+  std::vector<double> sum(receives ? static_cast<std::size_t>(values) : 0), received;
   for (std::int64_t at = 0; at < values; at += kPieceValues)
     sum_piece(mine + at, std::min(kPieceValues, values - at), receives ? sum.data() + at : nullptr, root, comm, rank, size,
-              received, segment);
+              received);
   if (timings) timings->reduce_ms = wall_ms() - start;
   if (!receives) return std::nullopt;
   return CompressedProduct(partial.rows(), partial.cols(), inner, partial.params(), partial.tables(), std::move(sum),

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "distributed/mpi_compress.hpp"
+#include "mpi_test_support.hpp"
 #include "matrix_io/synthetic.hpp"
 #include "sketch/compress.hpp"
 
@@ -22,16 +23,8 @@ namespace {
 namespace mio = pagh::matrix_io;
 using SparseD = Eigen::SparseMatrix<double>;
 
-int rank_of() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-int ranks() {
-  int n = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &n);
-  return n;
-}
+using pagh::test::rank_of;
+using pagh::test::ranks;
 
 // Contiguous inner ranges, deliberately uneven: rank r gets a share proportional to r + 1; with
 // empty_rank >= 0 that rank gets none.
@@ -238,12 +231,4 @@ TEST(MpiCompress, AgreeWithoutFailuresReturns) {
 
 }  // namespace
 
-// Every rank runs every test; the process fails if any rank saw a failure.
-int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  ::testing::InitGoogleTest(&argc, argv);
-  int failed = RUN_ALL_TESTS();
-  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return failed;
-}
+int main(int argc, char** argv) { return pagh::test::run_mpi_tests(argc, argv); }

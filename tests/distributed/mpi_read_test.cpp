@@ -14,6 +14,7 @@
 #include <string>
 
 #include "distributed/mpi_compress.hpp"
+#include "mpi_test_support.hpp"
 #include "distributed/mpi_read.hpp"
 #include "matrix_io/read.hpp"
 #include "sketch/compress.hpp"
@@ -23,16 +24,8 @@ namespace {
 namespace fs = std::filesystem;
 namespace mio = pagh::matrix_io;
 
-int rank_of() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-int ranks() {
-  int n = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &n);
-  return n;
-}
+using pagh::test::rank_of;
+using pagh::test::ranks;
 
 // A directory every rank sees (named by rank 0's process id), made by rank 0.
 const fs::path& scratch() {
@@ -188,12 +181,8 @@ TEST(MpiRead, BadFilesAreRefusedOnEveryRankAsAWholeReadRefusesThem) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  ::testing::InitGoogleTest(&argc, argv);
-  int failed = RUN_ALL_TESTS();
-  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Barrier(MPI_COMM_WORLD);
-  if (rank_of() == 0) fs::remove_all(scratch());
-  MPI_Finalize();
-  return failed;
+  return pagh::test::run_mpi_tests(argc, argv, [] {
+    const fs::path dir = scratch();  // collective the first time: every rank
+    if (rank_of() == 0) fs::remove_all(dir);
+  });
 }
