@@ -106,8 +106,9 @@ TEST(SketchEngineReference, EveryLayoutAndThreadCountGivesTheReferenceBits) {
   struct Shape {
     index m, K, p;
   };
-  // K = 5: fewer lines than ranges; K = 40: dense lines in position order; K = 300: bucket order.
-  for (const Shape shape : {Shape{30, 5, 20}, Shape{50, 40, 70}, Shape{90, 300, 60}}) {
+  // K = 5: fewer lines than ranges; K = 40: dense lines in position order; K = 300: bucket order;
+  // m = 600: b = 2^13, more than one L1 block of the fused transform product in f32 and f64.
+  for (const Shape shape : {Shape{30, 5, 20}, Shape{50, 40, 70}, Shape{90, 300, 60}, Shape{600, 80, 300}}) {
     const auto [A, B] = inputs(shape.m, shape.K, shape.p, rng);
     const RowMajorMatrixXd B_rows = B;
     const Eigen::SparseMatrix<double> As = A.sparseView(), Bs = B.sparseView();

@@ -6,4 +6,5 @@
 #include "fwht/plan.hpp"
 #include "fwht/reference.hpp"
 #include "fwht/transform.hpp"
+#include "fwht/transform_product.hpp"
 #include "pagh/error.hpp"

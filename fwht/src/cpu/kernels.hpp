@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "fwht/options.hpp"
+#include "fwht/transform_product.hpp"
 
 namespace fwht::cpu {
 
@@ -37,12 +38,18 @@ using PlainFn = void (*)(T* x, const T* src, std::int64_t len, int k0, int k1);
 template <class T>
 using PlainColumnsFn = void (*)(T* x, std::int64_t columns, int s, int r);
 
+// Fills x and y through fill, transforms both and adds their product to P (fwht/transform_product.hpp),
+// n = 2^L each.
+template <class T>
+using PlainProductFn = void (*)(T* P, T* x, T* y, int L, const BlockFill<T>& fill);
+
 template <class T>
 struct Kernels {
   FolkloreFn<T> folklore[3];  // indexed by Stabilization
   AlmanRaoFn<T> alman_rao;
   PlainFn<T> plain;           // native types only, else null
   PlainColumnsFn<T> plain_columns;
+  PlainProductFn<T> plain_product;  // float and double only, else null
   const char* isa;
 };
 
@@ -62,6 +69,7 @@ template <class T> Kernels<T> select_kernels();
   template <class T> void alman_rao_stages(T*, std::int64_t, int, int, int, std::int64_t);   \
   template <class T> void plain_stages(T*, const T*, std::int64_t, int, int);               \
   template <class T> void plain_columns(T*, std::int64_t, int, int);                        \
+  template <class T> void plain_product(T*, T*, T*, int, const BlockFill<T>&);              \
   }
 FWHT_DECLARE_ISA_KERNELS(generic)
 FWHT_DECLARE_ISA_KERNELS(avx2)

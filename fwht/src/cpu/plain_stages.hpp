@@ -162,6 +162,64 @@ struct PlainStages {
     }
   }
 
+  // The transform-product kernel (fwht/transform_product.hpp). Stages [0, k1) of the 2^k1-element
+  // block at x (element `offset` of vector `which`) whose values fill writes one L1 block at a time,
+  // right before that block's own stages: the same blocking as block(), so the values are written
+  // where the first pass reads them.
+  static void filled_block(T* x, index offset, int k1, int which, const BlockFill<T>& fill) {
+    const int above = k1 - l1_log;
+    if (above > 0 && k1 > kMaxRadixLog) {
+      const int r = group(above, max_radix_log(k1 - 1)), sub = k1 - r;
+      const index size = index{1} << k1, step = index{1} << sub;
+      for (index i = 0; i < size; i += step) filled_block(x + i, offset + i, sub, which, fill);
+      radix(x, size, sub, r);
+      return;
+    }
+    fill.fn(fill.context, which, x, offset, index{1} << k1);
+    block(x, x, 0, k1);
+  }
+
+  // The last RLog stages (stride 2^s) of x and of y, column by column, multiplied and added to P;
+  // H x and H y are never stored: x and y are zeroed instead, while their lines are in L1, for the
+  // caller's next fills.
+  template <int RLog>
+  static void product_columns(T* P, T* x, T* y, int s) {
+    constexpr int R = 1 << RLog;
+    const index h = index{1} << s;
+    const V zero{};
+    for (index j = 0; j < h; j += lanes) {
+      V a[R], b[R];
+      for (int r = 0; r < R; ++r) a[r] = O::load(x + j + r * h), O::store(x + j + r * h, zero);
+      cross_stages<RLog>(a);
+      for (int r = 0; r < R; ++r) b[r] = O::load(y + j + r * h), O::store(y + j + r * h, zero);
+      cross_stages<RLog>(b);
+      for (int r = 0; r < R; ++r) O::store(P + j + r * h, O::load(P + j + r * h) + a[r] * b[r]);
+    }
+  }
+
+  // The product pass touches 2^r rows each of x, y and P; rows 4 KiB or more apart share one L1
+  // set (8 ways), so at such strides it takes a single stage (6 rows), the rest going to the passes
+  // before it: with two stages (12 rows) each line is fetched again for its second vector.
+  static constexpr int kProductRadixLog = 1;
+
+  // Needs 2^L > lanes (the last group of stages has a stride of at least one vector).
+  static void product(T* P, T* x, T* y, int L, const BlockFill<T>& fill) {
+    const int wide = (index{1} << (L - 1)) * static_cast<index>(sizeof(T)) >= kSameSetBytes ? kProductRadixLog : max_radix_log(L - 1);
+    // What the base pass leaves (all of it within L1), at least one stage and at most one radix pass.
+    const int left = L - lane_log - kBaseCross, most = wide < L - lane_log ? wide : L - lane_log;
+    const int r = left < 1 ? 1 : left > most ? most : left;
+    const int sub = L - r;
+    const index size = index{1} << L, step = index{1} << sub;
+    for (index i = 0; i < size; i += step) filled_block(x + i, i, sub, 0, fill);
+    for (index i = 0; i < size; i += step) filled_block(y + i, i, sub, 1, fill);
+    if (fill.wanted != nullptr && !fill.wanted(fill.context)) {
+      __builtin_memset(x, 0, static_cast<std::size_t>(size) * sizeof(T));
+      __builtin_memset(y, 0, static_cast<std::size_t>(size) * sizeof(T));
+      return;
+    }
+    with_radix(r, [&]<int RLog>() { product_columns<RLog>(P, x, y, sub); });
+  }
+
   // Requires k0 == 0 (then x may differ from src) or 2^k0 >= lanes (then src == x), and
   // 2^k1 >= lanes (smaller transforms take folklore_stages).
   static void run(T* x, const T* src, index len, int k0, int k1) {
@@ -190,6 +248,22 @@ void plain_stages(T* x, const T* src, index len, int k0, int k1) {
     }
   }
   P::run(x, src, len, k0, k1);
+}
+
+// The entry point of Kernels::plain_product: P += (H x) . (H y), x and y written through fill.
+template <class T>
+void plain_product(T* P, T* x, T* y, int L, const BlockFill<T>& fill) {
+  using P_ = PlainStages<T>;
+  if (L > P_::lane_log) return P_::product(P, x, y, L, fill);
+  const index n = index{1} << L;  // shorter than two vectors: whole vectors, one lane at a time
+  fill.fn(fill.context, 0, x, 0, n);
+  fill.fn(fill.context, 1, y, 0, n);
+  if (fill.wanted == nullptr || fill.wanted(fill.context)) {
+    folklore_stages<T, Stabilization::none>(x, nullptr, n, 0, L);
+    folklore_stages<T, Stabilization::none>(y, nullptr, n, 0, L);
+    for (index i = 0; i < n; ++i) P[i] = P[i] + x[i] * y[i];
+  }
+  for (index i = 0; i < n; ++i) x[i] = T(0), y[i] = T(0);
 }
 
 // The entry point of Kernels::plain_columns: stages [s, s + r) on columns [0, columns) of the

@@ -287,9 +287,12 @@ void alman_rao_stages(T* x, index len, int k0, int k1, int r, index prescale_off
 #define FWHT_INSTANTIATE_INTEGER(T)  \
   FWHT_INSTANTIATE_FOLKLORE(T, none) \
   FWHT_INSTANTIATE_ALMAN_RAO(T)
+#define FWHT_INSTANTIATE_PRODUCT(T) template void plain_product<T>(T*, T*, T*, int, const BlockFill<T>&);
 #define FWHT_INSTANTIATE_NATIVE           \
   FWHT_INSTANTIATE_FLOATING(double)       \
   FWHT_INSTANTIATE_FLOATING(float)        \
+  FWHT_INSTANTIATE_PRODUCT(double)        \
+  FWHT_INSTANTIATE_PRODUCT(float)         \
   FWHT_INSTANTIATE_INTEGER(std::uint32_t) \
   FWHT_INSTANTIATE_INTEGER(std::uint64_t) \
   FWHT_INSTANTIATE_PLAIN(double)          \

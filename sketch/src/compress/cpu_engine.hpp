@@ -2,11 +2,16 @@
 // of B, transform both, multiply pointwise and accumulate into P_t; at the end one inverse per
 // repetition, c_t = H P_t / b (DESIGN.md §1). A thin k adds its outer product to c_t directly.
 //
-// Fused per inner index: a k's two lines are scattered into two zero vectors, transformed in place
-// and multiplied into P_t at once, so the 2 b values stay in L1/L2 from scatter to multiply; the
-// multiply-accumulate zeroes the vectors as it reads them, for the next k (multiply_accumulate.hpp).
-// A dense line's nonzeros are counted while it is scattered the first time (t = 0), which decides
-// its path then: no pass over the inputs of its own.
+// Fused per inner index: for f32/f64 storage and plain transforms, fwht::TransformProduct asks for
+// each L1-sized block of a k's two vectors just before transforming it, and the block is scattered
+// there (line_scatter.hpp: a dense line's entries in bucket order, so each block's entries follow
+// the previous block's); its last pass multiplies the two transforms into P_t instead of storing
+// them. The scatter, clearing the vectors and the multiply-accumulate take no pass of their own.
+// Otherwise (16-bit storage, stabilized or Alman-Rao transforms) a k's two lines are scattered into
+// two zero vectors, transformed by a plan and multiplied into P_t, the multiply-accumulate zeroing
+// the vectors for the next k (multiply_accumulate.hpp), and a dense line's nonzeros are counted
+// while it is scattered the first time (t = 0). The fused path counts them at t = 0 just before the
+// first scatter, while the line is read into the cache anyway.
 //
 // Determinism: k is split into S = kPartitions ranges [K s / S, K (s+1) / S) whatever the thread
 // count (S = SketchParams::partitions when set); each range sums its own P_t (and time-domain direct
@@ -22,6 +27,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -72,6 +78,7 @@ template <class T, class LinesA, class LinesB>
 class Engine {
   using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
   static constexpr bool kScatterInStorage = std::is_same_v<T, Acc>;  // else scatter in Acc, convert
+  using Product = std::conditional_t<kScatterInStorage, fwht::TransformProduct<Acc>, int>;
 
  public:
   Engine(const LinesA& a, const LinesB& b, index K, const SketchParams& params, index buckets, const HashTables& tables)
@@ -124,11 +131,59 @@ class Engine {
         : vectors(2 * static_cast<std::size_t>(b)),
           scatter(kScatterInStorage ? 0 : 2 * static_cast<std::size_t>(b)),
           plan({.n = b, .batch = 2}, fwht::dtype_of<T>(),
-               {.stabilization = params.stabilization, .algorithm = params.algorithm, .compute = params.compute, .threads = 1}) {}
+               {.stabilization = params.stabilization, .algorithm = params.algorithm, .compute = params.compute, .threads = 1}) {
+      if constexpr (kScatterInStorage)
+        if (params.stabilization == fwht::Stabilization::none && params.algorithm == fwht::Algorithm::folklore) product.emplace(b);
+    }
     AlignedBuffer<T> vectors;
     AlignedBuffer<Acc> scatter;
     fwht::Plan plan;
+    std::optional<Product> product;  // the fused path, where it applies
   };
+
+  // The fused path's fill (fwht::BlockFill): block [offset, offset + count) of line k's vector at
+  // repetition t, x from A and y from B.
+  // When k's path is still open (t = 0), the fills count its lines' nonzeros and decide() takes
+  // the path before anything is added: a k that is not transformed costs its fills and stages.
+  struct FillContext {
+    const Engine& engine;
+    int t;
+    index k, next;
+    Path* path;           // null: decided already
+    Partition* part;
+    index cursor[2] = {0, 0};     // the next bucket-order entry of each line
+    index nonzeros[2] = {0, 0};   // counted while deciding
+    static void fill(void* context, int which, Acc* block, index offset, index count) {
+      auto& c = *static_cast<FillContext*>(context);
+      const Engine& e = c.engine;
+      if (which == 0)
+        e.fill_block(e.a_, e.order_a_, e.tables_.bucket_a.data() + c.t * e.tables_.m, e.tables_.sign_a.data() + c.t * e.tables_.m, c, 0,
+                     block, offset, count);
+      else
+        e.fill_block(e.b_, e.order_b_, e.tables_.bucket_b.data() + c.t * e.tables_.p, e.tables_.sign_b.data() + c.t * e.tables_.p, c, 1,
+                     block, offset, count);
+    }
+    static bool decide(void* context) {
+      auto& c = *static_cast<FillContext*>(context);
+      *c.path = c.engine.choose(c.nonzeros[0], c.nonzeros[1], *c.part);
+      return *c.path == Path::transform;
+    }
+  };
+  template <class Lines>
+  void fill_block(const Lines& lines, const std::vector<BucketOrder>& orders, const std::uint32_t* bucket, const std::int8_t* sign,
+                  FillContext& c, int which, Acc* block, index offset, index count) const {
+    index* nonzeros = c.path != nullptr ? &c.nonzeros[which] : nullptr;
+    if constexpr (!Lines::kCountsKnown) {
+      const BucketOrder& order = orders[static_cast<std::size_t>(c.t)];
+      if (!order.entries.empty())
+        return scatter_dense_block(lines.line(c.k), c.next < 0 ? nullptr : lines.line(c.next), order, lines.length, c.cursor[which],
+                                   block, offset, count, nonzeros);
+    }
+    // Lines without a bucket order: the whole vector at its first block (offset 0), nothing later.
+    if (offset != 0) return;
+    const index counted = scatter_line(lines, orders, bucket, sign, c.t, c.k, c.next, block);
+    if (nonzeros != nullptr) *nonzeros = counted;
+  }
 
   void build_bucket_orders() {
     if constexpr (!LinesA::kCountsKnown)
@@ -157,9 +212,49 @@ class Engine {
     }
   }
 
+  // k's path from its lines' nonzeros, counted in part.
+  Path choose(index na, index nb, Partition& part) const {
+    const Path path = na == 0 || nb == 0 ? Path::empty : take_direct_path(na, nb, buckets_, params_.hybrid) ? Path::direct : Path::transform;
+    ++(path == Path::empty ? part.empty_k : path == Path::direct ? part.direct_k : part.transformed_k);
+    return path;
+  }
+  double* direct_of(Partition& part, int t) const {
+    const auto b = static_cast<std::size_t>(buckets_);
+    if (part.direct.empty()) part.direct.assign(b * static_cast<std::size_t>(d_), 0.0);
+    return part.direct.data() + static_cast<std::size_t>(t) * b;
+  }
+
+  // sketch_range on the fused path (TransformProduct leaves the workspace's vectors zero, too).
+  void sketch_range_fused(index k_begin, index k_end, Partition& part, Workspace& w) {
+    const auto b = static_cast<std::size_t>(buckets_);
+    for (int t = 0; t < d_; ++t) {
+      for (index k = k_begin; k < k_end; ++k) {
+        Path& path = paths_[static_cast<std::size_t>(k)];
+        bool deciding = t == 0;
+        if constexpr (LinesA::kCountsKnown && LinesB::kCountsKnown)
+          if (deciding) path = choose(a_.nnz(k), b_.nnz(k), part), deciding = false;
+        if (!deciding && path == Path::empty) continue;
+        if (!deciding && path == Path::direct) {
+          add_outer_product(t, k, direct_of(part, t));
+          continue;
+        }
+        if (part.spectrum.empty()) part.spectrum.assign(b * static_cast<std::size_t>(d_), Acc{0});
+        FillContext context{*this, t, k, next_k(t, k, k_begin, k_end), deciding ? &path : nullptr, &part};
+        if constexpr (LinesA::kCountsKnown) context.nonzeros[0] = a_.nnz(k);
+        if constexpr (LinesB::kCountsKnown) context.nonzeros[1] = b_.nnz(k);
+        if constexpr (kScatterInStorage)
+          w.product->accumulate(part.spectrum.data() + static_cast<std::size_t>(t) * b, reinterpret_cast<Acc*>(w.vectors.data),
+                                reinterpret_cast<Acc*>(w.vectors.data) + b,
+                                {&FillContext::fill, &context, deciding ? &FillContext::decide : nullptr});
+        if (deciding && path == Path::direct) add_outer_product(t, k, direct_of(part, t));
+      }
+    }
+  }
+
   // Inner indices [k_begin, k_end): part.spectrum += sum_k (H a_k) . (H b_k), part.direct += thin
-  // outer products. Leaves the workspace's vectors zero.
+  // outer products. Leaves the workspace's vectors zero (off the fused path).
   void sketch_range(index k_begin, index k_end, Partition& part, Workspace& w) {
+    if (w.product) return sketch_range_fused(k_begin, k_end, part, w);
     const auto b = static_cast<std::size_t>(buckets_);
     T* va = w.vectors.data;
     T* vb = va + b;
@@ -177,10 +272,7 @@ class Engine {
             std::tie(na, nb) = scatter_pair(t, k, next_k(t, k, k_begin, k_end), xa, xb);
             scattered = true;
           }
-          path = na == 0 || nb == 0                                              ? Path::empty
-                 : take_direct_path(na, nb, buckets_, params_.hybrid) ? Path::direct
-                                                                                 : Path::transform;
-          ++(path == Path::empty ? part.empty_k : path == Path::direct ? part.direct_k : part.transformed_k);
+          path = choose(na, nb, part);
           if (scattered && path != Path::transform) std::fill(xa, xa + 2 * b, Acc{0});
         }
         if (path == Path::empty) continue;

@@ -77,6 +77,27 @@ index scatter_dense(const Scalar* values, const Scalar* next, const BucketOrder&
   return nonzeros;
 }
 
+// The fused path's scatter: buckets [offset, offset + count) of a dense line into block (zero). The line's entries of those buckets are the next ones in bucket order, from `cursor`
+// (advanced past them); the sums are those of scatter_dense, bit for bit. `next` is prefetched as
+// there; the nonzeros are added to *nonzeros when it is not null.
+template <class Acc, class Scalar>
+void scatter_dense_block(const Scalar* values, const Scalar* next, const BucketOrder& order, index length, index& cursor, Acc* block,
+                         index offset, index count, index* nonzeros) {
+  constexpr index kPerCacheLine = 64 / sizeof(Scalar);
+  const std::uint64_t* entries = order.entries.data();
+  const std::uint64_t end = static_cast<std::uint64_t>(offset + count) << 32;
+  index e = cursor, counted = 0;
+  for (; e < length && entries[e] < end; ++e) {
+    if (next != nullptr && e % kPerCacheLine == 0) __builtin_prefetch(next + e);
+    const auto low = static_cast<std::uint32_t>(entries[e]);
+    const double v = static_cast<double>(values[low & 0x7FFFFFFFu]);
+    block[static_cast<index>(entries[e] >> 32) - offset] += with_sign(static_cast<Acc>(v), low >> 31);
+    counted += v != 0;
+  }
+  if (nonzeros != nullptr) *nonzeros += counted;
+  cursor = e;
+}
+
 template <class Acc>
 void scatter_sparse(const SparseLines& lines, index k, const std::uint32_t* bucket, const std::int8_t* sign, Acc* out) {
   lines.for_each(k, [&](index pos, double v) { out[bucket[pos]] += with_sign(static_cast<Acc>(v), sign[pos] < 0 ? 1u : 0u); });
