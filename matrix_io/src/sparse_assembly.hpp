@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
@@ -22,6 +23,7 @@
 #include "entry_sinks.hpp"
 #include "huge_pages.hpp"
 #include "matrix_io/error.hpp"
+#include "parallel_gap_closing.hpp"
 
 namespace pagh::matrix_io::detail {
 
@@ -58,6 +60,27 @@ Index sum_sorted(Index* inner, Scalar* values, Index begin, const Index* rows, c
   return write - begin;
 }
 
+// Sorts a short column [begin, begin + n), n <= Width, into rows and column (stable: equal rows keep
+// file order): each entry goes to its rank (entries before it with a lower row, or the same row
+// earlier in the file). The keys are padded to Width with the largest index, above every row, so
+// that the loops run a fixed number of times: no branch on n, and the compiler unrolls and
+// vectorises them.
+template <int Width, class Scalar, class Index>
+void rank_sort_short(const Index* inner, const Scalar* values, int n, Index* rows, Scalar* column) {
+  Index keys[Width];
+  for (int j = 0; j < Width; ++j) keys[j] = j < n ? inner[j] : std::numeric_limits<Index>::max();
+  int ranks[Width];
+  for (int i = 0; i < Width; ++i) {
+    int rank = 0;
+    for (int j = 0; j < Width; ++j) rank += (keys[j] < keys[i]) | ((keys[j] == keys[i]) & (j < i));
+    ranks[i] = rank;
+  }
+  for (int i = 0; i < n; ++i) {
+    rows[ranks[i]] = keys[i];
+    column[ranks[i]] = values[i];
+  }
+}
+
 // Sorts column [begin, end) by row (stable: equal rows keep file order) and sums duplicates into the
 // column's first positions; returns how many distinct rows remain. Files are often sorted already,
 // so it checks first and copies only unsorted columns.
@@ -75,19 +98,12 @@ Index sort_and_sum_column(Index* inner, Scalar* values, Index begin, Index end, 
   }
   if (strictly) return end - begin;
   if (!sorted && end - begin <= 16) {
-    // Short columns (the common case): each entry goes to its rank (entries before it with a lower
-    // row, or the same row earlier in the file: stable), compared without branches, into a copy
-    // that the summing below reads from.
+    // Short columns (the common case): ranked into a copy that the summing below reads from.
     const int n = static_cast<int>(end - begin);
     Index rows[16];
     Scalar column[16];
-    for (int i = 0; i < n; ++i) {
-      const Index row = inner[begin + i];
-      int rank = 0;
-      for (int j = 0; j < n; ++j) rank += (inner[begin + j] < row) | ((inner[begin + j] == row) & (j < i));
-      rows[rank] = row;
-      column[rank] = values[begin + i];
-    }
+    if (n <= 8) rank_sort_short<8>(inner + begin, values + begin, n, rows, column);
+    else rank_sort_short<16>(inner + begin, values + begin, n, rows, column);
     return sum_sorted(inner, values, begin, rows, column, static_cast<Index>(n));
   } else if (!sorted && end - begin <= 32) {
     // Insertion sort in place, stable, no copy.
@@ -157,8 +173,9 @@ void sort_and_sum_columns(SparseMatrix<Scalar, Index>& matrix, std::uint64_t tot
       }
     }
     if (kept_total == total) return;
-    // Summed duplicates left gaps: the kept entries go to a new matrix, columns in parallel (moving
-    // them down in place would have to go column after column).
+    // Summed duplicates left gaps: closed in place where they are few (parallel_gap_closing.hpp),
+    // else the kept entries go to a new matrix, columns in parallel.
+    if (close_gaps_in_place(matrix, kept, kept_total, threads)) return;
     SparseMatrix<Scalar, Index> closed(matrix.rows(), matrix.cols());
     Index* const closed_outer = closed.outerIndexPtr();
     for (Index j = 0; j < cols; ++j) closed_outer[j + 1] = closed_outer[j] + kept[static_cast<std::size_t>(j)];

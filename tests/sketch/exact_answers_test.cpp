@@ -2,7 +2,9 @@
 // method choice (sketch/method.hpp) against its cost model.
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "sketch/exact_answers.hpp"
@@ -163,6 +165,27 @@ TEST(ExactAnswers, SubtractingTheDiagonalSketchesTheOffDiagonalProduct) {
   CompressedProduct c = compress(A, B, params);
   EXPECT_THROW(c.subtract(std::vector<Entry>{Entry{60, 0, 1.0, 0.0}}), Error);
   EXPECT_THROW(product_diagonal(Eigen::MatrixXd::Ones(3, 4), Eigen::MatrixXd::Ones(4, 5)), Error);
+}
+
+// The dense diagonal goes through the rows in blocks, in parallel once A is large: every value is
+// still the sum over k in ascending order, as one dot product of row i and column i computes it.
+TEST(ExactAnswers, DenseProductDiagonalSumsEachRowInOrderAtAnySize) {
+  std::mt19937_64 rng(23);
+  std::normal_distribution<double> normal;
+  for (const auto& [m, K] : {std::pair<Eigen::Index, Eigen::Index>{1, 1}, {33, 7}, {70, 20}, {700, 1600}}) {
+    Eigen::MatrixXd A(m, K), B(K, m);
+    for (Eigen::Index i = 0; i < A.size(); ++i) A.data()[i] = normal(rng);
+    for (Eigen::Index i = 0; i < B.size(); ++i) B.data()[i] = normal(rng);
+    const std::vector<Entry> diagonal = product_diagonal(A, B);
+    ASSERT_EQ(static_cast<Eigen::Index>(diagonal.size()), m);
+    for (Eigen::Index i = 0; i < m; ++i) {
+      double expected = 0;
+      for (Eigen::Index k = 0; k < K; ++k) expected += A(i, k) * B(k, i);
+      ASSERT_EQ(diagonal[static_cast<std::size_t>(i)].row, i);
+      ASSERT_EQ(diagonal[static_cast<std::size_t>(i)].col, i);
+      ASSERT_EQ(diagonal[static_cast<std::size_t>(i)].value, expected) << m << " x " << K << ", row " << i;
+    }
+  }
 }
 
 }  // namespace

@@ -145,11 +145,26 @@ void check_square(Eigen::Index m, Eigen::Index K, Eigen::Index K2, Eigen::Index 
 
 std::vector<Entry> product_diagonal(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B) {
   check_square(A.rows(), A.cols(), B.rows(), B.cols());
-  std::vector<Entry> out;
-  for (Eigen::Index i = 0; i < A.rows(); ++i) {
-    const double d = A.row(i).dot(B.col(i));
-    if (d != 0) out.push_back(Entry{i, i, d, 0.0});
+  // d_i = sum_k A(i, k) B(k, i), k ascending. Row i of the column-major A has stride m (a page per
+  // element once m >= 512): rows go in blocks, k outer, so that the block's part of each column of
+  // A is contiguous and B's columns of the block are each read front to back.
+  const Eigen::Index m = A.rows(), K = A.cols();
+  constexpr Eigen::Index block = 32;
+  std::vector<double> d(static_cast<std::size_t>(m), 0.0);
+#pragma omp parallel for schedule(dynamic, 1) if (m * K >= (Eigen::Index{1} << 20))
+  for (Eigen::Index i0 = 0; i0 < m; i0 += block) {
+    const Eigen::Index n = std::min(block, m - i0);
+    double sums[block] = {};
+    for (Eigen::Index k = 0; k < K; ++k) {
+      const double* a = A.data() + k * m + i0;
+      const double* b = B.data() + i0 * K + k;
+      for (Eigen::Index t = 0; t < n; ++t) sums[t] += a[t] * b[t * K];
+    }
+    std::copy(sums, sums + n, d.begin() + i0);
   }
+  std::vector<Entry> out;
+  for (Eigen::Index i = 0; i < m; ++i)
+    if (d[static_cast<std::size_t>(i)] != 0) out.push_back(Entry{i, i, d[static_cast<std::size_t>(i)], 0.0});
   return out;
 }
 
