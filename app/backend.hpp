@@ -36,17 +36,6 @@ class SketchBackend {
   // The exact product A*B as a dense m x p matrix, and how long it took (ms).
   virtual Eigen::MatrixXd exact_product(const MatrixData& a, const MatrixData& b, double& ms) = 0;
 
-  // The product's own queries (it answers them on the device that holds its sketches, if any);
-  // kept for callers written against this interface, which can ask the product directly.
-  std::vector<pagh::Entry> top_k(const pagh::CompressedProduct& product, std::size_t k, pagh::Recovery how,
-                                 pagh::RecoveryStats* stats) {
-    return product.top_k(k, how, stats);
-  }
-  std::vector<pagh::Entry> above(const pagh::CompressedProduct& product, double threshold, std::size_t max_entries,
-                                 pagh::Recovery how, pagh::RecoveryStats* stats) {
-    return product.above(threshold, max_entries, how, stats);
-  }
-  Eigen::MatrixXd decompress(const pagh::CompressedProduct& product) { return product.decompress(); }
 };
 
 // pagh::sketch of operands as read: dense x dense stays dense; anything with a sparse side goes

@@ -31,32 +31,41 @@ KnownDiagonal subtract_known_diagonal(pagh::CompressedProduct& product, const In
   return known;
 }
 
-std::vector<pagh::Entry> select_with_known_diagonal(const pagh::CompressedProduct& product, const KnownDiagonal& diagonal,
-                                                    const MultiplyOptions& o, pagh::RecoveryStats& stats) {
-  const pagh::Recovery how = o.exhaustive ? pagh::Recovery::exhaustive : pagh::Recovery::automatic;
-  const auto off_diagonal = [&](std::vector<pagh::Entry> entries) {
-    std::erase_if(entries, [&](const pagh::Entry& e) { return e.row == e.col; });
-    return entries;
-  };
-  std::vector<pagh::Entry> found;
-  if (!o.threshold) {
-    // The diagonal's estimates are now noise around 0: ask for more until k off-diagonal remain.
-    const double entries = static_cast<double>(product.rows()) * static_cast<double>(product.cols());
-    for (std::size_t ask = o.top;; ask *= 2) {
-      const auto got = product.top_k(ask, how, &stats);
-      found = off_diagonal(got);
-      if (found.size() >= o.top || got.size() < ask || static_cast<double>(ask) >= entries) break;
+std::vector<pagh::Entry> top_off_diagonal(const pagh::CompressedProduct& product, std::size_t n, pagh::Recovery how,
+                                          pagh::RecoveryStats* stats) {
+  const double entries = static_cast<double>(product.rows()) * static_cast<double>(product.cols());
+  for (std::size_t ask = n;; ask *= 2) {
+    auto got = product.top_k(ask, how, stats);
+    const std::size_t asked_for = got.size();
+    std::erase_if(got, [](const pagh::Entry& e) { return e.row == e.col; });
+    if (got.size() >= n || asked_for < ask || static_cast<double>(ask) >= entries) {
+      if (got.size() > n) got.resize(n);
+      return got;
     }
-  } else {
-    found = off_diagonal(entries_above([&](double t) { return product.above(t, kMaxAboveEntries, how, &stats); }, *o.threshold,
-                                       std::nullopt, "--threshold"));
   }
+}
+
+std::vector<pagh::Entry> select_with_known_diagonal(const pagh::CompressedProduct& product, const KnownDiagonal& diagonal,
+                                                    const MultiplyOptions& o, pagh::RecoveryStats& stats, double& cutoff) {
+  const pagh::Recovery how = o.exhaustive ? pagh::Recovery::exhaustive : pagh::Recovery::automatic;
+  std::vector<pagh::Entry> estimates;  // off-diagonal, largest first
+  if (!o.threshold) {
+    estimates = top_off_diagonal(product, o.top + 1, how, &stats);
+  } else {
+    estimates = entries_above([&](double t) { return product.above(t, kMaxAboveEntries, how, &stats); }, *o.threshold,
+                              std::nullopt, "--threshold");
+    std::erase_if(estimates, [](const pagh::Entry& e) { return e.row == e.col; });
+  }
+  std::vector<pagh::Entry> found = estimates;
   if (!diagonal.excluded)
     for (const auto& e : diagonal.entries)
       if (!o.threshold || std::fabs(e.value) >= *o.threshold) found.push_back(e);
   std::sort(found.begin(), found.end(), pagh::ranks_before);
   const std::size_t cap = !o.threshold || o.top_given ? o.top : found.size();
   if (found.size() > cap) found.resize(cap);
+  // The estimates kept are the leading ones; the first left out is the intervals' cutoff.
+  const auto kept = static_cast<std::size_t>(std::count_if(found.begin(), found.end(), [](const pagh::Entry& e) { return e.row != e.col; }));
+  cutoff = std::max(o.threshold.value_or(0.0), kept < estimates.size() ? std::fabs(estimates[kept].value) : 0.0);
   return found;
 }
 

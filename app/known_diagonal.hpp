@@ -28,9 +28,16 @@ struct KnownDiagonal {
 KnownDiagonal subtract_known_diagonal(pagh::CompressedProduct& product, const InputMatrix& a, const InputMatrix& b,
                                       const MultiplyOptions& o);
 
+// The n largest off-diagonal estimates (fewer only if the product has fewer): diagonal estimates are
+// no candidates once the diagonal is subtracted (noise around 0) or left out, so this asks the sketch
+// for more until n others remain.
+std::vector<pagh::Entry> top_off_diagonal(const pagh::CompressedProduct& product, std::size_t n,
+                                          pagh::Recovery how = pagh::Recovery::automatic, pagh::RecoveryStats* stats = nullptr);
+
 // The entries --top / --threshold ask for, from the host sketch (which alone was subtracted from):
 // off-diagonal estimates, and the exact diagonal unless excluded, ranked together.
+// `cutoff` receives that of the estimates' intervals (keep_top, sketch_answers.hpp).
 std::vector<pagh::Entry> select_with_known_diagonal(const pagh::CompressedProduct& product, const KnownDiagonal& diagonal,
-                                                    const MultiplyOptions& o, pagh::RecoveryStats& stats);
+                                                    const MultiplyOptions& o, pagh::RecoveryStats& stats, double& cutoff);
 
 }  // namespace pagh_mm

@@ -67,13 +67,18 @@ InputSummary summarize(const InputMatrix& m) {
   return {m.path, m.rows(), m.cols(), m.stored_entries(), m.representation()};
 }
 
-// The queries go through the backend, which may answer on the device (SketchBackend::top_k).
-std::vector<pagh::Entry> select_entries(SketchBackend& backend, const pagh::CompressedProduct& c, const MultiplyOptions& o,
-                                        pagh::RecoveryStats& stats) {
+// The product answers on the device that holds its sketches, if any.
+// `cutoff`: that of the intervals (keep_top, sketch_answers.hpp).
+std::vector<pagh::Entry> select_entries(const pagh::CompressedProduct& c, const MultiplyOptions& o,
+                                        pagh::RecoveryStats& stats, double& cutoff) {
   const pagh::Recovery how = o.exhaustive ? pagh::Recovery::exhaustive : pagh::Recovery::automatic;
-  if (!o.threshold) return backend.top_k(c, o.top, how, &stats);
-  return entries_above([&](double t) { return backend.above(c, t, kMaxAboveEntries, how, &stats); }, *o.threshold,
-                       o.top_given ? std::optional<std::size_t>(o.top) : std::nullopt, "--threshold");
+  if (!o.threshold) {
+    std::vector<pagh::Entry> leading = c.top_k(o.top + 1, how, &stats);
+    cutoff = keep_top(leading, o.top);
+    return leading;
+  }
+  return entries_above([&](double t) { return c.above(t, kMaxAboveEntries, how, &stats); }, *o.threshold,
+                       o.top_given ? std::optional<std::size_t>(o.top) : std::nullopt, "--threshold", &cutoff);
 }
 
 std::vector<std::string> output_comments(const MultiplyOptions& o, const pagh::CompressedProduct& c, const std::string& what,
@@ -88,7 +93,7 @@ std::vector<std::string> output_comments(const MultiplyOptions& o, const pagh::C
 }
 
 // Writes -o and --save-sketch to their staging paths (writers that are atomic themselves).
-void write_outputs(const MultiplyOptions& o, SketchBackend& backend, const pagh::CompressedProduct& c,
+void write_outputs(const MultiplyOptions& o, const pagh::CompressedProduct& c,
                    const std::vector<pagh::Entry>& selected,
                    const std::filesystem::path& matrix_staging, const std::filesystem::path& sketch_staging,
                    MultiplyReport& report) {
@@ -98,8 +103,8 @@ void write_outputs(const MultiplyOptions& o, SketchBackend& backend, const pagh:
     try {
       if (o.full) {
         w.comments = output_comments(o, c, "every entry of the estimate (dense array, column by column)");
-        if (is_npy_path(o.output_path)) mio::write_npy(matrix_staging, backend.decompress(c));
-        else mio::write_matrix_market(matrix_staging, backend.decompress(c), w);
+        if (is_npy_path(o.output_path)) mio::write_npy(matrix_staging, c.decompress());
+        else mio::write_matrix_market(matrix_staging, c.decompress(), w);
         report.output_format = "array";
         report.output_entries = c.rows() * c.cols();
       } else {
@@ -143,7 +148,9 @@ struct Sketched {
   KnownDiagonal diagonal;
   pagh::RecoveryStats recovery;
   std::vector<pagh::Entry> selected;
+  double cutoff = 0;  // what the estimates' intervals are conditioned on (keep_top)
   double select_ms = 0;
+  double diagonal_ms = 0, noise_ms = 0;  // parts of the selection, for -v
   std::optional<pagh::NoiseModel> noise;  // of the sketch as selected from (after any subtraction)
   std::optional<Refinement> refined;      // the selected entries' exact values (refined_answers.hpp)
 };
@@ -166,21 +173,24 @@ std::unique_ptr<Sketched> sketch_and_select(SketchBackend& backend, const InputM
   const bool keep_c = o.full || !o.sketch_path.empty() || (o.verify && !o.no_diagonal);
   if (keep_c) out->diagonal.excluded = o.no_diagonal;
   else out->diagonal = subtract_known_diagonal(product, a, b, o);
+  out->diagonal_ms = ms_since(t);
   if (refines(o)) {
+    const auto n = Clock::now();
     out->noise.emplace(product);
-    out->refined = refine_selection(backend, product, out->diagonal, *out->noise, a, b, o);
+    out->noise_ms = ms_since(n);
+    out->refined = refine_selection(product, out->diagonal, *out->noise, a, b, o);
     out->selected = out->refined->answer.entries;
     out->select_ms = ms_since(t);
     return out;
   }
-  if (out->diagonal.subtracted) {
-    out->selected = select_with_known_diagonal(product, out->diagonal, o, out->recovery);  // the host sketch holds the subtraction
-  } else {
-    out->selected = select_entries(backend, product, o, out->recovery);
-    if (out->diagonal.excluded) std::erase_if(out->selected, [](const pagh::Entry& e) { return e.row == e.col; });
-  }
+  if (out->diagonal.subtracted || out->diagonal.excluded)
+    out->selected = select_with_known_diagonal(product, out->diagonal, o, out->recovery, out->cutoff);
+  else
+    out->selected = select_entries(product, o, out->recovery, out->cutoff);
   out->select_ms = ms_since(t);
+  const auto n = Clock::now();
   out->noise.emplace(product);
+  out->noise_ms = ms_since(n);
   return out;
 }
 
@@ -266,8 +276,13 @@ int run_multiply(const std::vector<std::string>& args, MultiplyHooks* hooks) {
   // while the outputs are staged and the inputs read. Errors keep the order of a backend started
   // first: the backend (69), then the outputs (73), then the inputs; a step that fails waits for
   // the backend and reports the backend's error instead when it has one.
-  std::future<BackendSelection> starting = std::async(
-      std::launch::async, [&o] { return select_backend(o.sketch.backend, o.sketch.params.threads); });
+  double backend_start_ms = 0;
+  std::future<BackendSelection> starting = std::async(std::launch::async, [&o, &backend_start_ms] {
+    const auto begin = Clock::now();
+    BackendSelection selected = select_backend(o.sketch.backend, o.sketch.params.threads);
+    backend_start_ms = ms_since(begin);
+    return selected;
+  });
   const auto after_backend_errors = [&starting](auto&& step) -> decltype(auto) {
     try {
       return step();
@@ -299,7 +314,12 @@ int run_multiply(const std::vector<std::string>& args, MultiplyHooks* hooks) {
   t = Clock::now();
   InputMatrix b = after_backend_errors([&] { return read_input(o.b_path, false, o.sketch.params.threads); });
   report.read_b_ms = ms_since(t);
+  t = Clock::now();
   BackendSelection selection = starting.get();
+  const double backend_wait_ms = ms_since(t);
+  if (diag.verbose())
+    std::fprintf(stderr, "pagh-mm: backend started in %.1f ms beside reading (%.1f ms waited for it after reading)\n",
+                 backend_start_ms, backend_wait_ms);
   if (hooks) selection.backend = hooks->backend(std::move(selection.backend));
   SketchBackend& backend = *selection.backend;
   report.backend_requested = to_string(o.sketch.backend);
@@ -397,6 +417,9 @@ int run_multiply(const std::vector<std::string>& args, MultiplyHooks* hooks) {
     std::fprintf(stderr, "pagh-mm: sketch %s; inner indices transformed %lld, direct %lld, empty %lld\n",
                  describe_sketch(product).c_str(), static_cast<long long>(ct.transformed_k),
                  static_cast<long long>(ct.direct_k), static_cast<long long>(ct.empty_k));
+    std::fprintf(stderr, "pagh-mm: selection %.1f ms: known diagonal %.1f ms, then %s %.1f ms; noise model %.1f ms\n",
+                 sketched->select_ms, sketched->diagonal_ms, sketched->refined ? "exact values of candidates" : "entries",
+                 sketched->select_ms - sketched->diagonal_ms - (sketched->refined ? sketched->noise_ms : 0.0), sketched->noise_ms);
     if (diagonal.subtracted)
       std::fprintf(stderr, "pagh-mm: the exact diagonal (%.3g of ||C||_F^2) was subtracted from the sketch\n", diagonal.energy_share);
   }
@@ -407,7 +430,7 @@ int run_multiply(const std::vector<std::string>& args, MultiplyHooks* hooks) {
     report.refinement = sketched->refined->answer;
     report.refine_ms = sketched->refined->ms;
   } else {
-    report.entries = to_reported(selected, product, noise);
+    report.entries = to_reported(selected, product, noise, sketched->cutoff);
     for (auto& e : report.entries)
       if (diagonal.subtracted && e.row == e.col) mark_known(e);
   }
@@ -464,7 +487,7 @@ int run_multiply(const std::vector<std::string>& args, MultiplyHooks* hooks) {
   if (!o.output_path.empty() || !o.sketch_path.empty()) {
     progress.stage(++stage, stages, "writing outputs");
     t = Clock::now();
-    write_outputs(o, backend, product, selected, matrix_staging, sketch_staging, report);
+    write_outputs(o, product, selected, matrix_staging, sketch_staging, report);
     outputs.commit();
     report.write_ms = ms_since(t);
   }

@@ -49,7 +49,9 @@ void write_entries(JsonWriter& j, const std::vector<ReportedEntry>& entries) {
   j.key("entries").begin_array();
   for (const auto& e : entries) {
     j.begin_object().member("row", e.row).member("col", e.col).member("estimate", e.estimate).member("spread", e.spread);
-    j.member("interval_half_width", e.half_width).member("significant", e.significant);
+    j.member("interval_half_width", e.half_width);
+    j.key("interval").begin_array().value(e.low).value(e.high).end_array();
+    j.member("significant", e.significant);
     std::isfinite(e.z) ? j.member("z", e.z) : j.key("z").null();
     j.member("noise_expected", e.noise_expected).member("known", e.known);
     if (e.exact) j.member("exact", *e.exact);

@@ -22,13 +22,13 @@ std::string number(double v) { return format("%.6g", v); }
 
 void print_entry_table(const std::vector<ReportedEntry>& entries, bool with_rank, std::ostream& out) {
   const bool with_exact = !entries.empty() && entries.front().exact.has_value();
-  out << (with_rank ? " rank" : "") << format("%7s %7s %14s %11s %7s %-6s %11s", "row", "col", "estimate", "+-", "z", "", "spread");
+  out << (with_rank ? " rank" : "") << format("%7s %7s %14s %11s %11s %7s %-6s %11s", "row", "col", "estimate", "low", "high", "z", "", "spread");
   if (with_exact) out << format(" %14s %11s", "exact", "error");
   out << '\n';
   std::size_t rank = 0;
   for (const auto& e : entries) {
     if (with_rank) out << format("%5zu", ++rank);
-    out << format("%7" PRId64 " %7" PRId64 " %14.6g %11.4g %7.3g %-6s %11.4g", e.row, e.col, e.estimate, e.half_width, e.z,
+    out << format("%7" PRId64 " %7" PRId64 " %14.6g %11.5g %11.5g %7.3g %-6s %11.4g", e.row, e.col, e.estimate, e.low, e.high, e.z,
                   e.known ? "exact" : e.significant ? "" : "noise", e.spread);
     if (with_exact) out << format(" %14.6g %11.4g", *e.exact, e.estimate - *e.exact);
     out << '\n';
@@ -36,8 +36,11 @@ void print_entry_table(const std::vector<ReportedEntry>& entries, bool with_rank
 }
 
 std::string selection_heading(const Selection& s, std::size_t found, int sketches) {
-  const std::string bars = "(1-based; +- is the 95% interval; \"noise\": not told from noise at a 5% false-positive rate; spread is "
-                           "half the range of the " + std::to_string(sketches) + " single estimates)";
+  // Selected entries' intervals allow for the selection (NoiseModel::selected_interval); queried ones need not.
+  const std::string given = s.kind == Selection::Kind::query ? "" : ", given that the entry was selected for its |estimate|";
+  const std::string bars = "(1-based; low..high is the 95% interval of the exact value" + given +
+                           "; \"noise\": not told from noise at a 5% false-positive rate; spread is half the range of the " +
+                           std::to_string(sketches) + " single estimates)";
   switch (s.kind) {
     case Selection::Kind::top:
       return "top " + std::to_string(found) + " entries by |estimate| " + bars;
@@ -144,7 +147,7 @@ void print_multiply_text(const MultiplyReport& r, std::ostream& out) {
     }
     line("||C||_F exact / estimated", format("%.6g / %.6g", m.frobenius_exact, m.frobenius_estimate));
     line("top-" + std::to_string(m.top_k) + " recall / precision", format("%.3f / %.3f   (ties counted)", m.top_k_recall, m.top_k_precision));
-    line("95% intervals covering C", format("%.3f of the significant entries", m.interval_coverage));
+    line("95% intervals covering C", format("%.3f of the reported entries (intervals as selected)", m.interval_coverage));
     line("significant / false", format("%zu / %zu   (false: significant, yet |exact| within the interval of 0)", m.significant,
                                        m.false_significant));
     if (r.reported_recall) line("reported entries' recall", format("%.3f   (exact values of the candidates; ties counted)", *r.reported_recall));

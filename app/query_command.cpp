@@ -66,7 +66,7 @@ int run_query(const std::vector<std::string>& args) {
                                " product (indices are 1-based)");
     pagh::Entry e = product.entry(i - 1, j - 1);
     e.row = i - 1, e.col = j - 1;
-    report.entries.push_back(to_reported({e}, product, noise).front());
+    report.entries.push_back(to_reported({e}, product, noise, 0.0).front());  // chosen before sketching: no cutoff
   }
   print_sketch_answer(report, diag.format, std::cout);
   return 0;

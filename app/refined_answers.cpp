@@ -23,7 +23,7 @@ auto with_operands(const InputMatrix& a, const InputMatrix& b, Use&& use) {
 // --full writes the estimate itself: its reported entries stay the estimate's, unless --refine.
 bool refines(const MultiplyOptions& o) { return o.refine.value_or(o.method == pagh::Method::automatic && !o.full); }
 
-Refinement refine_selection(SketchBackend& backend, const pagh::CompressedProduct& product, const KnownDiagonal& diagonal,
+Refinement refine_selection(const pagh::CompressedProduct& product, const KnownDiagonal& diagonal,
                             const pagh::NoiseModel& noise, const InputMatrix& a, const InputMatrix& b, const MultiplyOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   const pagh::Recovery how = o.exhaustive ? pagh::Recovery::exhaustive : pagh::Recovery::automatic;
@@ -32,24 +32,11 @@ Refinement refine_selection(SketchBackend& backend, const pagh::CompressedProduc
     if (off_diagonal) std::erase_if(entries, [](const pagh::Entry& e) { return e.row == e.col; });
     return entries;
   };
-  // The host sketch alone holds a subtraction; otherwise the backend answers (on its device).
-  const auto top_k = [&](std::size_t n) {
-    return diagonal.subtracted ? product.top_k(n, how) : backend.top_k(product, n, how, nullptr);
-  };
   const pagh::TopCandidates top = [&](std::size_t n) {
-    // Diagonal estimates are not candidates: ask for more until n others remain.
-    const double entries = static_cast<double>(product.rows()) * static_cast<double>(product.cols());
-    for (std::size_t ask = n;; ask *= 2) {
-      const auto got = top_k(ask);
-      auto kept = drop_diagonal(got);
-      if (kept.size() >= n || got.size() < ask || static_cast<double>(ask) >= entries) {
-        if (kept.size() > n) kept.resize(n);
-        return kept;
-      }
-    }
+    return off_diagonal ? top_off_diagonal(product, n, how) : product.top_k(n, how);
   };
   const pagh::CandidatesAbove above = [&](double t, std::size_t cap) {
-    return drop_diagonal(diagonal.subtracted ? product.above(t, cap, how) : backend.above(product, t, cap, how, nullptr));
+    return drop_diagonal(product.above(t, cap, how));
   };
   pagh::RefineOptions options;
   options.threads = o.sketch.params.threads;

@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "backend.hpp"
 #include "inputs.hpp"
 #include "known_diagonal.hpp"
 #include "multiply_options.hpp"
@@ -26,10 +25,9 @@ struct Refinement {
   double ms = 0;
 };
 
-// The --top / --threshold question answered by refinement. The candidates come from the backend's
-// copy of the sketch (or the host sketch where the diagonal was subtracted there); entries on the
-// diagonal are left to the known diagonal (subtracted or excluded).
-Refinement refine_selection(SketchBackend& backend, const pagh::CompressedProduct& product, const KnownDiagonal& diagonal,
+// The --top / --threshold question answered by refinement. The candidates are the product's leading
+// estimates; entries on the diagonal are left to the known diagonal (subtracted or excluded).
+Refinement refine_selection(const pagh::CompressedProduct& product, const KnownDiagonal& diagonal,
                             const pagh::NoiseModel& noise, const InputMatrix& a, const InputMatrix& b, const MultiplyOptions& o);
 
 // --verify of a refined answer: for -k K, the share of min(K, nonzeros of C) reported entries whose

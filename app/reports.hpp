@@ -29,7 +29,8 @@ inline constexpr double kFalsePositiveRate = 0.05;
 struct ReportedEntry {
   std::int64_t row = 0, col = 0;  // 1-based
   double estimate = 0, spread = 0;  // spread: half the range of the d single estimates
-  double half_width = 0;            // estimate +- half_width covers the exact value with kIntervalCoverage
+  double half_width = 0;            // estimate +- half_width covers the exact value with kIntervalCoverage, for an entry chosen beforehand
+  double low = 0, high = 0;         // the interval with kIntervalCoverage for the entry as selected (NoiseModel::selected_interval)
   double z = 0;                     // |estimate| / tail sigma (Significance::tail_sigma)
   double noise_expected = 0;        // pure-noise entries expected to agree as well among the m * p
   bool significant = true;          // noise_expected <= kFalsePositiveRate (exact answers: always)
@@ -42,8 +43,10 @@ void mark_known(ReportedEntry& e);
 
 // The entries with their intervals and significance from the sketch's noise model
 // (sketch/noise_model.hpp); z uses the tail sigma, without the buckets of significant entries.
+// `cutoff`: the entries were selected for |estimate| above it (keep_top in sketch_answers.hpp; 0
+// for entries chosen before sketching).
 std::vector<ReportedEntry> to_reported(const std::vector<pagh::Entry>& entries, const pagh::CompressedProduct& product,
-                                       const pagh::NoiseModel& noise);
+                                       const pagh::NoiseModel& noise, double cutoff);
 // Exact answers: intervals of width 0, every entry significant.
 std::vector<ReportedEntry> to_reported_exact(const std::vector<pagh::Entry>& entries);
 // Refined answers (exact values of the sketch's candidates): known, interval 0; `exact` is left

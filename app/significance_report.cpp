@@ -10,15 +10,15 @@
 namespace pagh_mm {
 
 std::vector<ReportedEntry> to_reported(const std::vector<pagh::Entry>& entries, const pagh::CompressedProduct& product,
-                                       const pagh::NoiseModel& noise) {
+                                       const pagh::NoiseModel& noise, double cutoff) {
   std::vector<ReportedEntry> out;
   out.reserve(entries.size());
   const double sigma = noise.tail_sigma();
   for (const auto& e : entries) {
-    const pagh::EntryAssessment a = noise.assess(product, e, kIntervalCoverage, kFalsePositiveRate);
+    const pagh::EntryAssessment a = noise.assess(product, e, kIntervalCoverage, kFalsePositiveRate, cutoff);
     ReportedEntry r;
     r.row = e.row + 1, r.col = e.col + 1, r.estimate = e.value, r.spread = e.spread;
-    r.half_width = a.half_width, r.noise_expected = a.expected_noise, r.significant = a.significant;
+    r.half_width = a.half_width, r.low = a.interval.low, r.high = a.interval.high, r.noise_expected = a.expected_noise, r.significant = a.significant;
     r.z = sigma > 0 ? std::fabs(e.value) / sigma : (e.value != 0 ? INFINITY : 0.0);
     out.push_back(r);
   }
@@ -27,6 +27,7 @@ std::vector<ReportedEntry> to_reported(const std::vector<pagh::Entry>& entries, 
 
 void mark_known(ReportedEntry& e) {
   e.known = true, e.significant = true, e.half_width = 0, e.spread = 0, e.noise_expected = 0, e.z = INFINITY;
+  e.low = e.high = e.estimate;
 }
 
 std::vector<ReportedEntry> to_reported_exact(const std::vector<pagh::Entry>& entries) {

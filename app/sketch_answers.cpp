@@ -39,7 +39,7 @@ void report_significance(const Significance& significance, std::size_t reported,
 }
 
 std::vector<pagh::Entry> entries_above(const std::function<std::vector<pagh::Entry>(double)>& above, double threshold,
-                                       std::optional<std::size_t> cap, const std::string& option) {
+                                       std::optional<std::size_t> cap, const std::string& option, double* cutoff) {
   std::vector<pagh::Entry> found;
   try {
     found = above(threshold);
@@ -50,8 +50,16 @@ std::vector<pagh::Entry> entries_above(const std::function<std::vector<pagh::Ent
   // above() returns row-major order, so a stable sort by magnitude keeps ties by row, then column.
   std::stable_sort(found.begin(), found.end(),
                    [](const pagh::Entry& x, const pagh::Entry& y) { return std::fabs(x.value) > std::fabs(y.value); });
+  if (cutoff) *cutoff = cap && found.size() > *cap ? std::max(threshold, std::fabs(found[*cap].value)) : threshold;
   if (cap && found.size() > *cap) found.resize(*cap);
   return found;
+}
+
+double keep_top(std::vector<pagh::Entry>& leading, std::size_t k) {
+  if (leading.size() <= k) return 0.0;
+  const double cutoff = std::fabs(leading[k].value);
+  leading.resize(k);
+  return cutoff;
 }
 
 }  // namespace pagh_mm

@@ -27,8 +27,14 @@ void report_significance(const Significance& significance, std::size_t reported,
 
 // Every entry with |estimate| >= threshold, largest first (ties: row, then column), at most `cap`.
 // More than 2^26 such entries is a usage error (64) naming `option`: the threshold is too low.
-// `above` answers CompressedProduct::above(threshold) (the host object, or a backend's device copy).
+// `above` answers CompressedProduct::above(threshold). `cutoff`, if given, receives what the
+// answer's intervals are conditioned on (NoiseModel::selected_interval): the threshold, or the
+// largest |estimate| that the cap left out.
 std::vector<pagh::Entry> entries_above(const std::function<std::vector<pagh::Entry>(double)>& above, double threshold,
-                                       std::optional<std::size_t> cap, const std::string& option);
+                                       std::optional<std::size_t> cap, const std::string& option, double* cutoff = nullptr);
+
+// The first k of `leading` (the k + 1 largest estimates, or all there are), and the cutoff of the
+// intervals of a top-k answer: the largest |estimate| left out (0 when none is).
+double keep_top(std::vector<pagh::Entry>& leading, std::size_t k);
 
 }  // namespace pagh_mm

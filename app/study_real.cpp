@@ -11,6 +11,7 @@
 
 #include "cli_error.hpp"
 #include "inputs.hpp"
+#include "known_diagonal.hpp"
 #include "output_files.hpp"
 #include "resource_plan.hpp"
 #include "sketch/exact_answers.hpp"
@@ -144,15 +145,7 @@ void refine_top(const pagh::CompressedProduct& product, const pagh::ExactEntries
   const auto clock = std::chrono::steady_clock::now();
   const pagh::NoiseModel noise(product);
   const pagh::TopCandidates candidates = [&](std::size_t n) {
-    for (std::size_t ask = n;; ask *= 2) {  // diagonal estimates (subtracted, so noise) are no candidates
-      auto got = product.top_k(ask);
-      const std::size_t asked_for = got.size();
-      if (off_diagonal) std::erase_if(got, [](const pagh::Entry& e) { return e.row == e.col; });
-      if (got.size() >= n || asked_for < ask) {
-        if (got.size() > n) got.resize(n);
-        return got;
-      }
-    }
+    return off_diagonal ? top_off_diagonal(product, n) : product.top_k(n);
   };
   pagh::RefineOptions options;  // pagh-mm's, for -k 10
   options.max_candidates = pagh::candidate_limit(static_cast<double>(product.rows()) * static_cast<double>(product.cols()), kTop);

@@ -101,8 +101,9 @@ std::string real_study_summary(const RealStudyOptions& o, const RealStudy& study
         "results.csv has every run.\n\n";
   md << "Metrics, against the exact product C: *recall@k* = the tie-aware fraction of the sketch's top-k whose exact |value| "
         "reaches the k-th largest |C|; *10th / σ* = the exact 10th largest |C| over σ = ‖C‖_F / √b (one single "
-        "estimate's standard deviation, from the sketch); *coverage* = the fraction of the significant entries of the "
-        "reported top-10 (top-50) whose 95 % interval (sketch/noise_model.hpp) holds the exact value (nan: none significant); *signif. / false* = entries of the top-50 flagged "
+        "estimate's standard deviation, from the sketch); *coverage* = the fraction of the "
+        "reported top-10 (top-50) whose 95 % interval, as selected (NoiseModel::selected_interval: conditional on |estimate| above "
+        "the largest one left out), holds the exact value; *signif. / false* = entries of the top-50 flagged "
         "significant, and those among them whose |exact value| is within their half-width (noise reported as "
         "significant); *sketch ms* = compress + top-10; *exact ms* = the exact top-10 (pagh::exact_top_k: Eigen, dense "
         "panels or sparse; one call's mean over repeated calls for at least 2 ms); *auto* = the method "

@@ -84,11 +84,13 @@ int run_top(const std::vector<std::string>& args) {
   const pagh::Recovery how = vm.count("exhaustive") ? pagh::Recovery::exhaustive : pagh::Recovery::automatic;
   pagh::RecoveryStats recovery;
   std::vector<pagh::Entry> entries;
+  double cutoff = 0;  // of the intervals (keep_top)
   if (selection.kind == Selection::Kind::top) {
-    entries = product.top_k(selection.k, how, &recovery);
+    entries = product.top_k(selection.k + 1, how, &recovery);
+    cutoff = keep_top(entries, selection.k);
   } else {
     entries = entries_above([&](double t) { return product.above(t, kMaxAboveEntries, how, &recovery); }, *selection.threshold,
-                            selection.limited ? std::optional<std::size_t>(selection.k) : std::nullopt, "--threshold");
+                            selection.limited ? std::optional<std::size_t>(selection.k) : std::nullopt, "--threshold", &cutoff);
   }
 
   if (!output_path.empty()) {
@@ -114,7 +116,7 @@ int run_top(const std::vector<std::string>& args) {
   report.product = &product;
   report.selection = selection;
   const pagh::NoiseModel noise(product);
-  report.entries = to_reported(entries, product, noise);
+  report.entries = to_reported(entries, product, noise, cutoff);
   report.significance = assess_significance(noise, report.entries, recovery);
   report_significance(report.significance, report.entries.size(), diag);
   report.output_path = output_path;

@@ -30,9 +30,15 @@ namespace pagh {
 
 class CompressedProduct;
 
+// An interval [low, high] for an entry's exact value.
+struct Interval {
+  double low = 0, high = 0;
+};
+
 // What the model says about one reported entry (assess()).
 struct EntryAssessment {
-  double half_width = 0;      // of the interval with the model's coverage
+  double half_width = 0;      // of the interval with the model's coverage, for an entry chosen before sketching
+  Interval interval;          // with that coverage for an entry reported because its estimate was large
   double agreement = 0;       // the smallest single estimate in the direction of the median
   double expected_noise = 0;  // noise entries expected with at least this agreement among m * p
   bool significant = false;   // expected_noise <= the false-positive rate
@@ -67,6 +73,19 @@ class NoiseModel {
   // `coverage` (in (0, 1)) for an entry whose estimate is not selected by its own noise.
   double half_width(double coverage = 0.95) const;
 
+  // The interval that covers the exact value with probability `coverage` for an entry reported
+  // because its |estimate| exceeded `cutoff`: for top-k answers the largest |estimate| left out
+  // (the (k+1)-th), for threshold answers the threshold; cutoff 0 gives estimate +- half_width.
+  // The entries ranked first are those whose noise lifted them (the winner's curse), so the interval
+  // comes from the error's distribution conditional on that selection, |estimate| > cutoff, as in
+  // Reid, Taylor & Tibshirani (2017), "Post-selection point and interval estimation of signal sizes
+  // in Gaussian samples", with the measured error distribution in place of the Gaussian. It is
+  // wide, and may contain 0, for an entry barely above the cutoff; an entry far above it gets
+  // estimate +- half_width. `agreed`: the entry is significant by agreement (assess()); its error
+  // is then drawn from the buckets below the agreement threshold, since a collision with a large
+  // entry of C in ceil(d/2) repetitions would have made its repetitions disagree.
+  Interval selected_interval(double estimate, double cutoff, double coverage = 0.95, bool agreed = false) const;
+
   // Pure-noise estimates expected with |estimate| >= magnitude among the m * p candidates.
   double expected_noise(double magnitude) const { return candidates_ * far_tail(magnitude); }
   // The smallest |estimate| at which noise alone is expected to reach it no more often than
@@ -97,8 +116,9 @@ class NoiseModel {
   double tail_sigma() const;
 
   // The entry's d single estimates read from the product's sketches, and the verdicts above.
+  // `cutoff`: that of selected_interval (0: the entry was chosen before sketching).
   EntryAssessment assess(const CompressedProduct& product, const Entry& entry, double coverage = 0.95,
-                         double false_positive_rate = 0.05) const;
+                         double false_positive_rate = 0.05, double cutoff = 0) const;
 
   int repetitions() const { return repetitions_; }
   double candidates() const { return candidates_; }
@@ -107,6 +127,9 @@ class NoiseModel {
  private:
   // P(|single error| >= q), from the histogram.
   double single_tail(double q) const;
+  // P(error of a reported estimate >= t), t of either sign, measured (the error is symmetric);
+  // below_agreement: from the buckets below the agreement threshold only.
+  double upper_tail(double t, bool below_agreement) const;
   double median_tail(double one_sided) const;
   double far_single_tail(double q) const;  // the measured single tail, extended by the Gaussian
 
@@ -118,9 +141,11 @@ class NoiseModel {
   // largest bucket.
   double rounding_ = 0;
   double half_width_95_ = 0;  // half_width(0.95), asked for every reported entry: computed once
+  double agreement_95_ = 0;   // agreement_threshold(0.05), likewise
   // Counts of |c| in geometric bins below largest_ (kBinsPerOctave per octave), bin 0 = the largest
   // octave's top bin; values below the last bin (or zero) are counted in below_.
   std::vector<double> counts_, energy_;  // per bin: how many values, the sum of their squares
+  std::vector<double> above_;            // above_[b]: the values in the bins before b
   double below_ = 0, below_energy_ = 0;
 };
 

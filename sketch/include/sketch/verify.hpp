@@ -21,11 +21,11 @@ struct Metrics {
   // of several tied k-th entries is a hit), within a relative 1e-9 (ties up to rounding).
   double top_k_recall = 0;              // hits / k
   double top_k_precision = 0;           // hits / returned entries
-  // The noise model's significance flags (5 %) and intervals (95 %) on the returned top-k: how
-  // many entries are flagged significant, how often their intervals cover the exact value (NaN
-  // when none is: an entry selected for a large estimate that noise could have made carries no
-  // valid interval), and how many have an exact value the interval cannot tell from 0
-  // (|exact| <= half-width): false discoveries.
+  // The noise model's intervals (95 %, for entries selected as the top k: NoiseModel::
+  // selected_interval with the (k+1)-th |estimate| as cutoff) and significance flags (5 %) on the
+  // returned top-k: how often the intervals cover the exact value (NaN when nothing is returned),
+  // how many entries are flagged significant, and how many of those have an exact value the
+  // interval of an unselected entry cannot tell from 0 (|exact| <= half-width): false discoveries.
   double interval_coverage = 0;
   std::size_t significant = 0, false_significant = 0;
   double exact_ms = 0;                  // time of the exact product (filled by exact_product)

@@ -85,7 +85,10 @@ NoiseModel::NoiseModel(std::span<const double> sketches, int repetitions, double
     }
     below_ += mine[kBins], below_energy_ += mine[2 * kBins + 1];
   }
+  above_.assign(kBins + 1, 0.0);
+  for (std::int64_t b = 0; b < kBins; ++b) above_[static_cast<std::size_t>(b + 1)] = above_[static_cast<std::size_t>(b)] + counts_[static_cast<std::size_t>(b)];
   half_width_95_ = half_width(0.95);
+  agreement_95_ = agreement_threshold(0.05);
 }
 
 double NoiseModel::single_tail(double q) const {
@@ -94,8 +97,7 @@ double NoiseModel::single_tail(double q) const {
   const std::int64_t top = key_of(largest_);
   const std::int64_t bin = top - key_of(q);
   if (bin >= kBins) return (pooled_ - below_) / pooled_;  // below every bin: the values below the bins count as zeros
-  double count = 0;
-  for (std::int64_t b = 0; b < bin; ++b) count += counts_[static_cast<std::size_t>(b)];
+  double count = above_[static_cast<std::size_t>(bin)];
   // The values in q's bin are taken as spread evenly over the bin (the largest bin ends at largest_).
   const double lo = value_of(top - bin), hi = bin == 0 ? largest_ : value_of(top - bin + 1);
   const double above = hi > lo ? std::clamp((hi - q) / (hi - lo), 0.0, 1.0) : 1.0;
@@ -141,6 +143,47 @@ double NoiseModel::half_width(double coverage) const {
   return std::max(rounding_, smallest_with([&](double q) { return tail(q); }, 1 - coverage, largest_));
 }
 
+double NoiseModel::upper_tail(double t, bool below_agreement) const {
+  const double q = std::fabs(t);
+  double single = single_tail(q);
+  if (below_agreement) {  // the values at or beyond the threshold removed from the pool
+    const double beyond = single_tail(agreement_95_);
+    single = beyond < 1 ? std::max(0.0, single - beyond) / (1 - beyond) : 0.0;
+    if (q >= agreement_95_) single = 0;
+  }
+  const double half = 0.5 * median_tail(0.5 * single);
+  return t > 0 ? half : (t < 0 ? 1 - half : 0.5);
+}
+
+Interval NoiseModel::selected_interval(double estimate, double cutoff, double coverage, bool agreed) const {
+  const double e = std::fabs(estimate), c = std::min(std::fabs(cutoff), e);
+  Interval v;
+  if (!(coverage > 0 && coverage < 1) || !(largest_ > 0)) {
+    const double w = half_width(coverage);
+    v = {e - w, e + w};
+  } else {
+    // P(estimate >= e | |estimate| >= c) when the exact value is mu; it grows with mu. Where both
+    // tails are beyond every measured error the estimate's own tail is the smaller: 0.
+    const auto chance = [&](double mu) {
+      const double selected = upper_tail(c - mu, agreed) + upper_tail(c + mu, agreed);
+      return selected > 0 ? upper_tail(e - mu, agreed) / selected : 0.0;
+    };
+    const auto solve = [&](double target) {  // the mu at which chance(mu) crosses target
+      double lo = -(c + 2 * largest_), hi = e + 2 * largest_;
+      for (int step = 0; step < 200 && hi - lo > 1e-12 * (std::fabs(lo) + std::fabs(hi)); ++step) {
+        const double mid = 0.5 * (lo + hi);
+        (chance(mid) < target ? lo : hi) = mid;
+      }
+      return 0.5 * (lo + hi);
+    };
+    const double alpha = 1 - coverage;
+    v = {solve(0.5 * alpha), solve(1 - 0.5 * alpha)};
+  }
+  v.low = std::min(v.low, e - rounding_), v.high = std::max(v.high, e + rounding_);
+  if (estimate < 0) v = {-v.high, -v.low};
+  return v;
+}
+
 double NoiseModel::single_quantile(double p) const {
   if (!(largest_ > 0)) return 0.0;
   return smallest_with([&](double q) { return single_tail(q); }, p, largest_);
@@ -172,7 +215,7 @@ double NoiseModel::agreement_threshold(double false_positive_rate) const {
 }
 
 EntryAssessment NoiseModel::assess(const CompressedProduct& product, const Entry& entry, double coverage,
-                                   double false_positive_rate) const {
+                                   double false_positive_rate, double cutoff) const {
   EntryAssessment a;
   a.half_width = half_width(coverage);
   const HashTables& h = product.tables();
@@ -186,6 +229,8 @@ EntryAssessment NoiseModel::assess(const CompressedProduct& product, const Entry
   }
   a.expected_noise = candidates_ * agreement_tail(a.agreement);
   a.significant = a.agreement > 0 && a.expected_noise <= false_positive_rate;
+  a.interval = cutoff > 0 ? selected_interval(entry.value, cutoff, coverage, a.agreement > 0 && a.agreement >= agreement_95_)
+                          : Interval{entry.value - a.half_width, entry.value + a.half_width};
   return a;
 }
 

@@ -23,25 +23,35 @@ Eigen::MatrixXd timed(F&& f, double* ms) {
   return C;
 }
 
+// The top-k answer and its cutoff for the intervals: the largest |estimate| left out.
+std::pair<std::vector<Entry>, double> top_k_with_cutoff(const CompressedProduct& product, std::size_t k) {
+  if (k == 0) return {{}, 0.0};
+  std::vector<Entry> found = product.top_k(k + 1);
+  const double cutoff = found.size() > k ? std::fabs(found[k].value) : 0.0;
+  if (found.size() > k) found.resize(k);
+  return {std::move(found), cutoff};
+}
+
 // Recall and precision of `found` against the k-th largest exact magnitude, and the noise model's
-// intervals and flags on it.
+// intervals (selected above `cutoff`) and flags on it.
 template <class Exact>
-void score_top_k(const CompressedProduct& product, const std::vector<Entry>& found, double kth, Exact exact, Metrics& m) {
+void score_top_k(const CompressedProduct& product, const std::vector<Entry>& found, double cutoff, double kth, Exact exact,
+                 Metrics& m) {
   const NoiseModel noise(product);
   std::size_t hits = 0, covered = 0;
   for (const Entry& e : found) {
     const double truth = exact(e);
     // Ties within rounding count: products of normalised data tie at 1 +- 1e-9.
     hits += std::fabs(truth) >= kth * (1 - 1e-9);
-    const EntryAssessment a = noise.assess(product, e);
+    const EntryAssessment a = noise.assess(product, e, 0.95, 0.05, cutoff);
+    covered += truth >= a.interval.low && truth <= a.interval.high;
     if (!a.significant) continue;
     ++m.significant;
-    covered += std::fabs(e.value - truth) <= a.half_width;
     m.false_significant += std::fabs(truth) <= a.half_width;
   }
   m.top_k_recall = static_cast<double>(std::min(hits, m.top_k)) / static_cast<double>(m.top_k);
   m.top_k_precision = found.empty() ? 0.0 : static_cast<double>(hits) / static_cast<double>(found.size());
-  m.interval_coverage = m.significant ? static_cast<double>(covered) / static_cast<double>(m.significant) : NAN;
+  m.interval_coverage = found.empty() ? NAN : static_cast<double>(covered) / static_cast<double>(found.size());
 }
 
 }  // namespace
@@ -95,7 +105,8 @@ Metrics verify(const CompressedProduct& product, const Eigen::MatrixXd& exact, s
   std::vector<double> magnitudes(static_cast<std::size_t>(exact.size()));
   Eigen::Map<Eigen::VectorXd>(magnitudes.data(), exact.size()) = Eigen::Map<const Eigen::VectorXd>(exact.data(), exact.size()).cwiseAbs();
   std::nth_element(magnitudes.begin(), magnitudes.begin() + static_cast<std::ptrdiff_t>(k - 1), magnitudes.end(), std::greater<>());
-  score_top_k(product, product.top_k(k), magnitudes[k - 1], [&](const Entry& e) { return exact(e.row, e.col); }, m);
+  const auto [found, cutoff] = top_k_with_cutoff(product, k);
+  score_top_k(product, found, cutoff, magnitudes[k - 1], [&](const Entry& e) { return exact(e.row, e.col); }, m);
   return m;
 }
 
@@ -119,7 +130,7 @@ Metrics verify(const CompressedProduct& product, const Eigen::SparseMatrix<doubl
   const double total = static_cast<double>(exact.rows()) * static_cast<double>(exact.cols());
   k = static_cast<std::size_t>(std::min<double>(static_cast<double>(k), total));
   m.top_k = k;
-  const auto found = k ? product.top_k(k) : std::vector<Entry>{};
+  const auto [found, cutoff] = top_k_with_cutoff(product, k);
   for (const Entry& e : found) m.max_abs_error = std::max(m.max_abs_error, std::fabs(e.value - exact.coeff(e.row, e.col)));
   const double sigma = m.frobenius_exact / std::sqrt(static_cast<double>(product.buckets()));
   m.max_error_in_sigmas = sigma > 0 ? m.max_abs_error / sigma : 0.0;
@@ -130,7 +141,7 @@ Metrics verify(const CompressedProduct& product, const Eigen::SparseMatrix<doubl
     std::nth_element(magnitudes.begin(), magnitudes.begin() + static_cast<std::ptrdiff_t>(k - 1), magnitudes.end(), std::greater<>());
     kth = magnitudes[k - 1];
   }
-  score_top_k(product, found, kth, [&](const Entry& e) { return exact.coeff(e.row, e.col); }, m);
+  score_top_k(product, found, cutoff, kth, [&](const Entry& e) { return exact.coeff(e.row, e.col); }, m);
   return m;
 }
 
