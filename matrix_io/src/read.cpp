@@ -124,23 +124,35 @@ SparseMatrix<Scalar, StorageIndex> read_sparse_from(TextSource& source, const Re
   return read_sparse_after_preamble<Scalar, StorageIndex>(source, preamble, rest, options);
 }
 
+// Reads into `result` (the caller's, returned by name: Eigen 3.4's SparseMatrix has no move
+// constructor, so returning a sparse AnyMatrix that is not elided copies every entry on one thread).
 template <class Scalar, class StorageIndex>
-AnyMatrix<Scalar, StorageIndex> read_matrix_from(TextSource& source, const ReadOptions& options) {
+void read_matrix_into(TextSource& source, const ReadOptions& options, AnyMatrix<Scalar, StorageIndex>& result) {
   PreambleParser preamble(source.name(), source.total_bytes());
   const std::string_view rest = read_preamble(source, preamble);
   const Header& header = preamble.header();
-  if (header.format == Format::array) return {header, read_dense_after_preamble<Scalar>(source, preamble, rest, options)};
+  result.header = header;
+  if (header.format == Format::array) {
+    result.matrix = read_dense_after_preamble<Scalar>(source, preamble, rest, options);
+    return;
+  }
   SparseMatrix<Scalar, StorageIndex> sparse =
       read_sparse_after_preamble<Scalar, StorageIndex>(source, preamble, rest, options);
   // The density rule (ReadOptions::dense_threshold), on the assembled count: long double keeps
   // rows*cols exact enough for any dimensions.
   const long double cells = static_cast<long double>(header.rows) * static_cast<long double>(header.cols);
   const bool dense_enough = static_cast<long double>(sparse.nonZeros()) >= options.dense_threshold * cells;
-  if (dense_enough && dense_refusal<Scalar>(header, options.max_result_bytes).empty())
-    return {header, DenseMatrix<Scalar>(sparse.toDense())};
-  // Swapped in: Eigen 3.4's SparseMatrix has no move constructor, std::move would copy it.
-  AnyMatrix<Scalar, StorageIndex> result{header, SparseMatrix<Scalar, StorageIndex>()};
-  std::get<1>(result.matrix).swap(sparse);
+  if (dense_enough && dense_refusal<Scalar>(header, options.max_result_bytes).empty()) {
+    result.matrix = DenseMatrix<Scalar>(sparse.toDense());
+    return;
+  }
+  result.matrix.template emplace<1>().swap(sparse);
+}
+
+template <class Scalar, class StorageIndex>
+AnyMatrix<Scalar, StorageIndex> read_matrix_from(TextSource& source, const ReadOptions& options) {
+  AnyMatrix<Scalar, StorageIndex> result;
+  read_matrix_into(source, options, result);
   return result;
 }
 

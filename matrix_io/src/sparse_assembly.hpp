@@ -347,17 +347,21 @@ SparseMatrix<Scalar, Index> assemble_placed(const Header& header, SparseMatrix<S
                                             std::size_t max_result_bytes, int threads) {
   std::uint64_t total = 0;
   for (const auto& span : spans) total += span.size;
+  // Swapped out, and one named result returned on every path: Eigen 3.4's SparseMatrix has no move
+  // constructor, so a return that is not elided copies every entry on one thread.
+  SparseMatrix<Scalar, Index> result;
   if (const EntryOrder order = entry_order(spans, threads); order.by_column) {
     matrix.resizeNonZeros(static_cast<Eigen::Index>(total));  // keeps the entries: the count only shrinks
     assemble_column_ordered(matrix, spans, total, order.strictly, threads, [&] { cols.reset(); });
-    SparseMatrix<Scalar, Index> result;  // swapped out: Eigen 3.4's SparseMatrix has no move constructor
     result.swap(matrix);
-    return result;
+  } else {
+    SparseMatrix<Scalar, Index> assembled = assemble_sparse(header, spans, name, max_result_bytes, threads, [&] {
+      SparseMatrix<Scalar, Index>().swap(matrix);
+      cols.reset();
+    });
+    result.swap(assembled);
   }
-  return assemble_sparse(header, spans, name, max_result_bytes, threads, [&] {
-    SparseMatrix<Scalar, Index>().swap(matrix);
-    cols.reset();
-  });
+  return result;
 }
 
 }  // namespace pagh::matrix_io::detail
