@@ -54,7 +54,7 @@ constexpr index kPartitions = 16;
 
 // The ranges a K-column product is split into under params (SketchParams::partitions, 0: kPartitions).
 inline index partitions_for(index K, const SketchParams& params) {
-  return std::max<index>(1, std::min<index>(K, params.partitions > 0 ? params.partitions : kPartitions));
+  return std::min<index>(K, params.partitions > 0 ? params.partitions : kPartitions);
 }
 
 enum class Path : char { empty, direct, transform };
