@@ -48,6 +48,17 @@ TEST(ExactEntries, EveryPairingOfDenseAndSparseOperandsGivesTheLoopsValue) {
         const double expected_cost = which == 0 ? 13 : which == 1 ? nnz_a + nnz_b : which == 2 ? nnz_b : nnz_a;
         EXPECT_EQ(exact.cost(i, j), expected_cost) << "pairing " << which;
       }
+    // evaluate() (a dense A's rows copied in groups) gives the same bits, in the positions' order,
+    // with rows repeated and out of order.
+    std::vector<Entry> positions;
+    for (Eigen::Index t = 0; t < 9 * 7 * 2; ++t) positions.push_back(Entry{(t * 5) % 9, (t * 3) % 7, 0, 0});
+    const auto evaluated = exact.evaluate(positions, 1);
+    ASSERT_EQ(evaluated.size(), positions.size());
+    for (std::size_t t = 0; t < positions.size(); ++t) {
+      EXPECT_EQ(evaluated[t].row, positions[t].row);
+      EXPECT_EQ(evaluated[t].col, positions[t].col);
+      EXPECT_EQ(evaluated[t].value, entry_by_loop(A, B, positions[t].row, positions[t].col)) << "pairing " << which;
+    }
     EXPECT_THROW(exact(9, 0), Error);
     EXPECT_THROW(exact(0, -1), Error);
     EXPECT_THROW(exact.evaluate({Entry{0, 7, 0, 0}}), Error);

@@ -1,7 +1,11 @@
 // One entry of A * B at a time: row i of A against column j of B, k ascending. A sparse A is kept
-// row-major (a copy made once) so that its row i is contiguous; a dense A is read with stride m,
-// which costs little for the few entries refinement asks for.
+// row-major (a copy made once) so that its row i is contiguous. A dense A is column-major, so its
+// row i has stride m (a page per element for tall A): evaluate() copies the candidates' rows, a
+// few at a time, into a row-major block first, each row once however many candidates share it.
 #include <omp.h>
+
+#include <algorithm>
+#include <numeric>
 
 #include <string>
 
@@ -97,8 +101,55 @@ std::vector<Entry> ExactEntries::evaluate(const std::vector<Entry>& positions, i
   std::vector<Entry> out(positions.size());
   const std::int64_t n = static_cast<std::int64_t>(positions.size());
   const int team = threads > 0 ? threads : omp_get_max_threads();
+  const auto* dense_a = std::get_if<const Eigen::MatrixXd*>(&a_);
+  if (!dense_a) {
 #pragma omp parallel for schedule(dynamic, 64) num_threads(team) if (n >= 256)
-  for (std::int64_t t = 0; t < n; ++t) out[t] = Entry{positions[t].row, positions[t].col, value(positions[t].row, positions[t].col), 0.0};
+    for (std::int64_t t = 0; t < n; ++t) out[t] = Entry{positions[t].row, positions[t].col, value(positions[t].row, positions[t].col), 0.0};
+    return out;
+  }
+  // Dense A: the positions by row, in groups of up to kRows distinct rows, each group's rows copied
+  // into a row-major block; the sums are value()'s (k ascending), so the bits are the same.
+  constexpr std::size_t kRows = 16;
+  const Eigen::MatrixXd& A = **dense_a;
+  std::vector<std::size_t> order(positions.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return positions[x].row < positions[y].row; });
+  std::vector<std::size_t> group_starts;  // into order
+  for (std::size_t t = 0, distinct = 0; t < order.size(); ++t) {
+    const bool new_row = t == 0 || positions[order[t]].row != positions[order[t - 1]].row;
+    if (new_row && distinct++ % kRows == 0) group_starts.push_back(t);
+  }
+  group_starts.push_back(order.size());
+  const std::int64_t groups = static_cast<std::int64_t>(group_starts.size()) - 1;
+#pragma omp parallel num_threads(team) if (n >= 256)
+  {
+    std::vector<double> block(kRows * static_cast<std::size_t>(inner_));
+    std::vector<std::int64_t> rows;
+#pragma omp for schedule(dynamic, 1)
+    for (std::int64_t g = 0; g < groups; ++g) {
+      const std::size_t begin = group_starts[static_cast<std::size_t>(g)], end = group_starts[static_cast<std::size_t>(g) + 1];
+      rows.clear();
+      for (std::size_t t = begin; t < end; ++t)
+        if (rows.empty() || rows.back() != positions[order[t]].row) rows.push_back(positions[order[t]].row);
+      for (std::int64_t k = 0; k < inner_; ++k)
+        for (std::size_t r = 0; r < rows.size(); ++r) block[r * static_cast<std::size_t>(inner_) + static_cast<std::size_t>(k)] = A(rows[r], k);
+      std::size_t r = 0;
+      for (std::size_t t = begin; t < end; ++t) {
+        const Entry& e = positions[order[t]];
+        while (rows[r] != e.row) ++r;
+        const double* row = block.data() + r * static_cast<std::size_t>(inner_);
+        double sum = 0;
+        if (const auto* b = std::get_if<const Eigen::MatrixXd*>(&b_)) {
+          const double* column = (*b)->data() + e.col * inner_;
+          for (std::int64_t k = 0; k < inner_; ++k) sum += row[k] * column[k];
+        } else {
+          const auto& B = *std::get<const Eigen::SparseMatrix<double>*>(b_);
+          for (Eigen::SparseMatrix<double>::InnerIterator it(B, e.col); it; ++it) sum += row[it.index()] * it.value();
+        }
+        out[order[t]] = Entry{e.row, e.col, sum, 0.0};
+      }
+    }
+  }
   return out;
 }
 
