@@ -36,7 +36,7 @@ std::vector<pagh::Entry> top_off_diagonal(const pagh::CompressedProduct& product
 
 // The entries --top / --threshold ask for, from the host sketch (which alone was subtracted from):
 // off-diagonal estimates, and the exact diagonal unless excluded, ranked together.
-// `cutoff` receives that of the estimates' intervals (keep_top, sketch_answers.hpp).
+// `cutoff` receives that of the estimates' intervals (pagh::keep_top, sketch/noise_model.hpp).
 std::vector<pagh::Entry> select_with_known_diagonal(const pagh::CompressedProduct& product, const KnownDiagonal& diagonal,
                                                     const MultiplyOptions& o, pagh::RecoveryStats& stats, double& cutoff);
 

@@ -68,13 +68,13 @@ InputSummary summarize(const InputMatrix& m) {
 }
 
 // The product answers on the device that holds its sketches, if any.
-// `cutoff`: that of the intervals (keep_top, sketch_answers.hpp).
+// `cutoff`: that of the intervals (pagh::keep_top, sketch/noise_model.hpp).
 std::vector<pagh::Entry> select_entries(const pagh::CompressedProduct& c, const MultiplyOptions& o,
                                         pagh::RecoveryStats& stats, double& cutoff) {
   const pagh::Recovery how = o.exhaustive ? pagh::Recovery::exhaustive : pagh::Recovery::automatic;
   if (!o.threshold) {
     std::vector<pagh::Entry> leading = c.top_k(o.top + 1, how, &stats);
-    cutoff = keep_top(leading, o.top);
+    cutoff = pagh::keep_top(leading, o.top);
     return leading;
   }
   return entries_above([&](double t) { return c.above(t, kMaxAboveEntries, how, &stats); }, *o.threshold,
@@ -148,7 +148,7 @@ struct Sketched {
   KnownDiagonal diagonal;
   pagh::RecoveryStats recovery;
   std::vector<pagh::Entry> selected;
-  double cutoff = 0;  // what the estimates' intervals are conditioned on (keep_top)
+  double cutoff = 0;  // what the estimates' intervals are conditioned on (pagh::keep_top)
   double select_ms = 0;
   double diagonal_ms = 0, noise_ms = 0;  // parts of the selection, for -v
   std::optional<pagh::NoiseModel> noise;  // of the sketch as selected from (after any subtraction)

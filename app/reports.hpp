@@ -43,7 +43,7 @@ void mark_known(ReportedEntry& e);
 
 // The entries with their intervals and significance from the sketch's noise model
 // (sketch/noise_model.hpp); z uses the tail sigma, without the buckets of significant entries.
-// `cutoff`: the entries were selected for |estimate| above it (keep_top in sketch_answers.hpp; 0
+// `cutoff`: the entries were selected for |estimate| above it (pagh::keep_top in sketch/noise_model.hpp; 0
 // for entries chosen before sketching).
 std::vector<ReportedEntry> to_reported(const std::vector<pagh::Entry>& entries, const pagh::CompressedProduct& product,
                                        const pagh::NoiseModel& noise, double cutoff);

@@ -55,11 +55,4 @@ std::vector<pagh::Entry> entries_above(const std::function<std::vector<pagh::Ent
   return found;
 }
 
-double keep_top(std::vector<pagh::Entry>& leading, std::size_t k) {
-  if (leading.size() <= k) return 0.0;
-  const double cutoff = std::fabs(leading[k].value);
-  leading.resize(k);
-  return cutoff;
-}
-
 }  // namespace pagh_mm

@@ -33,8 +33,4 @@ void report_significance(const Significance& significance, std::size_t reported,
 std::vector<pagh::Entry> entries_above(const std::function<std::vector<pagh::Entry>(double)>& above, double threshold,
                                        std::optional<std::size_t> cap, const std::string& option, double* cutoff = nullptr);
 
-// The first k of `leading` (the k + 1 largest estimates, or all there are), and the cutoff of the
-// intervals of a top-k answer: the largest |estimate| left out (0 when none is).
-double keep_top(std::vector<pagh::Entry>& leading, std::size_t k);
-
 }  // namespace pagh_mm

@@ -84,10 +84,10 @@ int run_top(const std::vector<std::string>& args) {
   const pagh::Recovery how = vm.count("exhaustive") ? pagh::Recovery::exhaustive : pagh::Recovery::automatic;
   pagh::RecoveryStats recovery;
   std::vector<pagh::Entry> entries;
-  double cutoff = 0;  // of the intervals (keep_top)
+  double cutoff = 0;  // of the intervals (pagh::keep_top)
   if (selection.kind == Selection::Kind::top) {
     entries = product.top_k(selection.k + 1, how, &recovery);
-    cutoff = keep_top(entries, selection.k);
+    cutoff = pagh::keep_top(entries, selection.k);
   } else {
     entries = entries_above([&](double t) { return product.above(t, kMaxAboveEntries, how, &recovery); }, *selection.threshold,
                             selection.limited ? std::optional<std::size_t>(selection.k) : std::nullopt, "--threshold", &cutoff);

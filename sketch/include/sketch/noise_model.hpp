@@ -20,6 +20,7 @@
 // in that far tail when m * p is large, errs on the side of "noise".
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -43,6 +44,11 @@ struct EntryAssessment {
   double expected_noise = 0;  // noise entries expected with at least this agreement among m * p
   bool significant = false;   // expected_noise <= the false-positive rate
 };
+
+// Cuts `leading` (the k + 1 largest estimates, or all there are) to the k of a top-k answer and
+// returns the cutoff of their intervals (NoiseModel::selected_interval): the largest |estimate|
+// left out, 0 when none is.
+double keep_top(std::vector<Entry>& leading, std::size_t k);
 
 class NoiseModel {
  public:

@@ -149,7 +149,6 @@ double NoiseModel::upper_tail(double t, bool below_agreement) const {
   if (below_agreement) {  // the values at or beyond the threshold removed from the pool
     const double beyond = single_tail(agreement_95_);
     single = beyond < 1 ? std::max(0.0, single - beyond) / (1 - beyond) : 0.0;
-    if (q >= agreement_95_) single = 0;
   }
   const double half = 0.5 * median_tail(0.5 * single);
   return t > 0 ? half : (t < 0 ? 1 - half : 0.5);
@@ -182,6 +181,13 @@ Interval NoiseModel::selected_interval(double estimate, double cutoff, double co
   v.low = std::min(v.low, e - rounding_), v.high = std::max(v.high, e + rounding_);
   if (estimate < 0) v = {-v.high, -v.low};
   return v;
+}
+
+double keep_top(std::vector<Entry>& leading, std::size_t k) {
+  if (leading.size() <= k) return 0.0;
+  const double cutoff = std::fabs(leading[k].value);
+  leading.resize(k);
+  return cutoff;
 }
 
 double NoiseModel::single_quantile(double p) const {

@@ -23,15 +23,6 @@ Eigen::MatrixXd timed(F&& f, double* ms) {
   return C;
 }
 
-// The top-k answer and its cutoff for the intervals: the largest |estimate| left out.
-std::pair<std::vector<Entry>, double> top_k_with_cutoff(const CompressedProduct& product, std::size_t k) {
-  if (k == 0) return {{}, 0.0};
-  std::vector<Entry> found = product.top_k(k + 1);
-  const double cutoff = found.size() > k ? std::fabs(found[k].value) : 0.0;
-  if (found.size() > k) found.resize(k);
-  return {std::move(found), cutoff};
-}
-
 // Recall and precision of `found` against the k-th largest exact magnitude, and the noise model's
 // intervals (selected above `cutoff`) and flags on it.
 template <class Exact>
@@ -105,7 +96,8 @@ Metrics verify(const CompressedProduct& product, const Eigen::MatrixXd& exact, s
   std::vector<double> magnitudes(static_cast<std::size_t>(exact.size()));
   Eigen::Map<Eigen::VectorXd>(magnitudes.data(), exact.size()) = Eigen::Map<const Eigen::VectorXd>(exact.data(), exact.size()).cwiseAbs();
   std::nth_element(magnitudes.begin(), magnitudes.begin() + static_cast<std::ptrdiff_t>(k - 1), magnitudes.end(), std::greater<>());
-  const auto [found, cutoff] = top_k_with_cutoff(product, k);
+  std::vector<Entry> found = product.top_k(k + 1);
+  const double cutoff = keep_top(found, k);
   score_top_k(product, found, cutoff, magnitudes[k - 1], [&](const Entry& e) { return exact(e.row, e.col); }, m);
   return m;
 }
@@ -130,7 +122,8 @@ Metrics verify(const CompressedProduct& product, const Eigen::SparseMatrix<doubl
   const double total = static_cast<double>(exact.rows()) * static_cast<double>(exact.cols());
   k = static_cast<std::size_t>(std::min<double>(static_cast<double>(k), total));
   m.top_k = k;
-  const auto [found, cutoff] = top_k_with_cutoff(product, k);
+  std::vector<Entry> found = k ? product.top_k(k + 1) : std::vector<Entry>{};
+  const double cutoff = keep_top(found, k);
   for (const Entry& e : found) m.max_abs_error = std::max(m.max_abs_error, std::fabs(e.value - exact.coeff(e.row, e.col)));
   const double sigma = m.frobenius_exact / std::sqrt(static_cast<double>(product.buckets()));
   m.max_error_in_sigmas = sigma > 0 ? m.max_abs_error / sigma : 0.0;
