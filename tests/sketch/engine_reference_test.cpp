@@ -156,6 +156,27 @@ TEST(SketchEngineReference, PartitionCountSetsTheRangesOfTheSumOrder) {
     }
 }
 
+// Long sketches (b >= 2^16) stage the direct path's terms and add them in bins of buckets
+// (compress/direct_adds.hpp): still the reference's order for every bucket. 80 x 60 x 80 at b = 2^17:
+// ~2.5 10^5 terms per repetition, several sorts of 2^16 staged terms each, in 1 and 16 ranges.
+TEST(SketchEngineReference, BinnedDirectAddsOfLongSketchesGiveTheReferenceBits) {
+  std::mt19937_64 rng(53);
+  const auto [A, B] = inputs(80, 60, 80, rng);
+  const Eigen::SparseMatrix<double> As = A.sparseView(), Bs = B.sparseView();
+  for (const int partitions : {1, 0}) {
+    const SketchParams base{.buckets = index{1} << 17, .repetitions = 3, .seed = 9, .precision = fwht::DType::f32,
+                            .hybrid = HybridMode::always_direct, .partitions = partitions};
+    const auto reference = reference_sketches<float>(A, B, base);
+    for (const int threads : {1, 3}) {
+      SketchParams params = base;
+      params.threads = threads;
+      const std::string what = "partitions " + std::to_string(partitions) + " threads " + std::to_string(threads);
+      expect_sketches(compress(A, B, params), reference, "dense " + what);
+      expect_sketches(compress(As, Bs, params), reference, "sparse " + what);
+    }
+  }
+}
+
 TEST(SketchEngineReference, PathCountsComeFromTheScatterOfDenseLines) {
   std::mt19937_64 rng(43);
   const auto [A, B] = inputs(40, 200, 30, rng);

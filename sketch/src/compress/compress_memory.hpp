@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "compress/direct_adds.hpp"
 #include "compress/hybrid_rule.hpp"
 #include "sketch/memory_limit.hpp"
 #include "sketch/params.hpp"
@@ -38,7 +39,7 @@ inline double table_bytes(std::int64_t m, std::int64_t p, int d) {
 // when one of their k is transformed and a d x b time-domain sketch when one is added directly
 // (sparse lines: known from their nonzeros; dense lines, whose nonzeros are counted while they are
 // scattered: both, at most); each worker thread has a pair of vectors (and in 16-bit storage a
-// pair of Acc vectors to scatter into);
+// pair of Acc vectors to scatter into) and, when some k takes the direct path, its staged adds;
 // dense lines have one repetition's bucket order per repetition (8 bytes per position); the end
 // sums into one spectrum and the d sketches.
 template <class LinesA, class LinesB>
@@ -47,6 +48,7 @@ double engine_bytes(const LinesA& a, const LinesB& b, std::int64_t K, std::int64
   const double d = params.repetitions, bd = static_cast<double>(buckets);
   const double t_bytes = storage_bytes(params.precision), acc = accumulator_bytes(params.precision);
   double total = static_cast<double>(K);  // the per-k paths
+  bool any_direct = false;
   for (std::int64_t s = 0; s < partitions; ++s) {
     bool transform = !LinesA::kCountsKnown || !LinesB::kCountsKnown, direct = transform;
     if constexpr (LinesA::kCountsKnown && LinesB::kCountsKnown)
@@ -56,11 +58,12 @@ double engine_bytes(const LinesA& a, const LinesB& b, std::int64_t K, std::int64
         (take_direct_path(na, nb, buckets, params.hybrid) ? direct : transform) = true;
       }
     total += d * bd * ((transform ? acc : 0) + (direct ? 8 : 0));
+    any_direct = any_direct || direct;
   }
   if constexpr (!LinesA::kCountsKnown) total += d * 8 * static_cast<double>(a.length);
   if constexpr (!LinesB::kCountsKnown) total += d * 8 * static_cast<double>(b.length);
   const double workers = static_cast<double>(std::min<std::int64_t>(std::max(threads, 1), partitions));
-  total += workers * (2 * bd * (t_bytes + (t_bytes == acc ? 0 : acc)) + 256);
+  total += workers * (2 * bd * (t_bytes + (t_bytes == acc ? 0 : acc)) + 256 + (any_direct ? cpu_sketch::DirectAdds::staging_bytes(buckets) : 0));
   return total + d * bd * (acc + 8);
 }
 
