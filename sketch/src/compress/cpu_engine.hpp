@@ -33,7 +33,9 @@
 #include <vector>
 
 #include "compress/cpu_lines.hpp"
+#include "compress/direct_adds.hpp"
 #include "fwht/fwht.hpp"
+#include "compress/huge_pages.hpp"
 #include "compress/hybrid_rule.hpp"
 #include "compress/line_scatter.hpp"
 #include "compress/multiply_accumulate.hpp"
@@ -65,6 +67,7 @@ struct AlignedBuffer {
   explicit AlignedBuffer(std::size_t n)
       : data(static_cast<T*>(std::aligned_alloc(64, std::max<std::size_t>(64, (n * sizeof(T) + 63) / 64 * 64)))) {
     if (data == nullptr) throw std::bad_alloc();
+    advise_huge_pages(data, n * sizeof(T));
     std::memset(static_cast<void*>(data), 0, n * sizeof(T));
   }
   ~AlignedBuffer() { std::free(data); }
@@ -124,21 +127,30 @@ class Engine {
     index empty_k = 0, direct_k = 0, transformed_k = 0;
   };
 
-  // One worker thread's vectors, a and b side by side (one FWHT call for both), zero between k;
-  // in 16-bit storage the Acc vectors the lines are scattered into first.
+  // One worker thread's vectors, a and b side by side (one FWHT call for both), zero between k,
+  // allocated (and cleared) with the thread's first transformed k on the fused path: a thread
+  // whose k all take the direct path never touches them; in 16-bit storage the Acc vectors the
+  // lines are scattered into first; the direct path's staged adds.
   struct Workspace {
     Workspace(index b, const SketchParams& params)
-        : vectors(2 * static_cast<std::size_t>(b)),
+        : buckets(b),
           scatter(kScatterInStorage ? 0 : 2 * static_cast<std::size_t>(b)),
           plan({.n = b, .batch = 2}, fwht::dtype_of<T>(),
-               {.stabilization = params.stabilization, .algorithm = params.algorithm, .compute = params.compute, .threads = 1}) {
+               {.stabilization = params.stabilization, .algorithm = params.algorithm, .compute = params.compute, .threads = 1}),
+          direct(b) {
       if constexpr (kScatterInStorage)
         if (params.stabilization == fwht::Stabilization::none && params.algorithm == fwht::Algorithm::folklore) product.emplace(b);
     }
-    AlignedBuffer<T> vectors;
+    T* vectors() {
+      if (!vectors_) vectors_.emplace(2 * static_cast<std::size_t>(buckets));
+      return vectors_->data;
+    }
+    index buckets;
+    std::optional<AlignedBuffer<T>> vectors_;
     AlignedBuffer<Acc> scatter;
     fwht::Plan plan;
     std::optional<Product> product;  // the fused path, where it applies
+    DirectAdds direct;
   };
 
   // The fused path's fill (fwht::BlockFill): block [offset, offset + count) of line k's vector at
@@ -151,17 +163,16 @@ class Engine {
     index k, next;
     Path* path;           // null: decided already
     Partition* part;
-    index cursor[2] = {0, 0};     // the next bucket-order entry of each line
     index nonzeros[2] = {0, 0};   // counted while deciding
-    static void fill(void* context, int which, Acc* block, index offset, index count) {
+    static void fill(void* context, int which, Acc* block, index offset, index) {
       auto& c = *static_cast<FillContext*>(context);
       const Engine& e = c.engine;
       if (which == 0)
-        e.fill_block(e.a_, e.order_a_, e.tables_.bucket_a.data() + c.t * e.tables_.m, e.tables_.sign_a.data() + c.t * e.tables_.m, c, 0,
-                     block, offset, count);
+        e.fill_block(e.a_, e.words_a_, e.tables_.bucket_a.data() + c.t * e.tables_.m, e.tables_.sign_a.data() + c.t * e.tables_.m, c, 0,
+                     block, offset);
       else
-        e.fill_block(e.b_, e.order_b_, e.tables_.bucket_b.data() + c.t * e.tables_.p, e.tables_.sign_b.data() + c.t * e.tables_.p, c, 1,
-                     block, offset, count);
+        e.fill_block(e.b_, e.words_b_, e.tables_.bucket_b.data() + c.t * e.tables_.p, e.tables_.sign_b.data() + c.t * e.tables_.p, c, 1,
+                     block, offset);
     }
     static bool decide(void* context) {
       auto& c = *static_cast<FillContext*>(context);
@@ -169,29 +180,51 @@ class Engine {
       return *c.path == Path::transform;
     }
   };
+  // The whole vector at its first block (offset 0), nothing later: a dense line in position order
+  // through the packed hash words (line_scatter.hpp), a sparse one in its own order.
   template <class Lines>
-  void fill_block(const Lines& lines, const std::vector<BucketOrder>& orders, const std::uint32_t* bucket, const std::int8_t* sign,
-                  FillContext& c, int which, Acc* block, index offset, index count) const {
-    index* nonzeros = c.path != nullptr ? &c.nonzeros[which] : nullptr;
-    if constexpr (!Lines::kCountsKnown) {
-      const BucketOrder& order = orders[static_cast<std::size_t>(c.t)];
-      if (!order.entries.empty())
-        return scatter_dense_block(lines.line(c.k), c.next < 0 ? nullptr : lines.line(c.next), order, lines.length, c.cursor[which],
-                                   block, offset, count, nonzeros);
-    }
-    // Lines without a bucket order: the whole vector at its first block (offset 0), nothing later.
+  void fill_block(const Lines& lines, const std::vector<std::vector<std::uint32_t>>& words, const std::uint32_t* bucket,
+                  const std::int8_t* sign, FillContext& c, int which, Acc* block, index offset) const {
     if (offset != 0) return;
-    const index counted = scatter_line(lines, orders, bucket, sign, c.t, c.k, c.next, block);
-    if (nonzeros != nullptr) *nonzeros = counted;
+    index counted = 0;
+    if constexpr (Lines::kCountsKnown) {
+      scatter_sparse(lines, c.k, bucket, sign, block);
+      counted = lines.nnz(c.k);
+    } else {
+      const std::vector<std::uint32_t>& w = words[static_cast<std::size_t>(c.t)];
+      const auto* next = c.next < 0 ? nullptr : lines.line(c.next);
+      if (w.empty()) {
+        counted = scatter_dense(lines.line(c.k), next, BucketOrder{}, bucket, sign, lines.length, block);
+      } else if (c.path != nullptr) {
+        counted = scatter_dense_words<true>(lines.line(c.k), next, w.data(), lines.length, block);
+      } else {
+        scatter_dense_words<false>(lines.line(c.k), next, w.data(), lines.length, block);
+      }
+    }
+    if (c.path != nullptr) c.nonzeros[which] = counted;
   }
 
+  // Whether a k's transforms take fwht::TransformProduct (the fused path).
+  bool fused() const {
+    return kScatterInStorage && params_.stabilization == fwht::Stabilization::none && params_.algorithm == fwht::Algorithm::folklore;
+  }
+
+  // Dense lines: the fused path's packed hash words, the other path's bucket orders.
   void build_bucket_orders() {
-    if constexpr (!LinesA::kCountsKnown)
-      for (int t = 0; t < d_; ++t)
-        order_a_.push_back(bucket_order(tables_.bucket_a.data() + t * tables_.m, tables_.sign_a.data() + t * tables_.m, tables_.m, K_));
-    if constexpr (!LinesB::kCountsKnown)
-      for (int t = 0; t < d_; ++t)
-        order_b_.push_back(bucket_order(tables_.bucket_b.data() + t * tables_.p, tables_.sign_b.data() + t * tables_.p, tables_.p, K_));
+    for (int t = 0; t < d_; ++t) {
+      const std::uint32_t* ba = tables_.bucket_a.data() + t * tables_.m;
+      const std::uint32_t* bb = tables_.bucket_b.data() + t * tables_.p;
+      const std::int8_t* sa = tables_.sign_a.data() + t * tables_.m;
+      const std::int8_t* sb = tables_.sign_b.data() + t * tables_.p;
+      if constexpr (!LinesA::kCountsKnown) {
+        if (fused()) words_a_.push_back(hash_words(ba, sa, tables_.m, buckets_));
+        else order_a_.push_back(bucket_order(ba, sa, tables_.m, K_));
+      }
+      if constexpr (!LinesB::kCountsKnown) {
+        if (fused()) words_b_.push_back(hash_words(bb, sb, tables_.p, buckets_));
+        else order_b_.push_back(bucket_order(bb, sb, tables_.p, K_));
+      }
+    }
   }
 
   // Scatters line k of A into xa and of B into xb at repetition t; returns their nonzeros. `next`:
@@ -220,7 +253,7 @@ class Engine {
   }
   double* direct_of(Partition& part, int t) const {
     const auto b = static_cast<std::size_t>(buckets_);
-    if (part.direct.empty()) part.direct.assign(b * static_cast<std::size_t>(d_), 0.0);
+    if (part.direct.empty()) assign_zeroed(part.direct, b * static_cast<std::size_t>(d_));
     return part.direct.data() + static_cast<std::size_t>(t) * b;
   }
 
@@ -235,20 +268,21 @@ class Engine {
           if (deciding) path = choose(a_.nnz(k), b_.nnz(k), part), deciding = false;
         if (!deciding && path == Path::empty) continue;
         if (!deciding && path == Path::direct) {
-          add_outer_product(t, k, direct_of(part, t));
+          add_outer_product(t, k, direct_of(part, t), w.direct);
           continue;
         }
-        if (part.spectrum.empty()) part.spectrum.assign(b * static_cast<std::size_t>(d_), Acc{0});
+        if (part.spectrum.empty()) assign_zeroed(part.spectrum, b * static_cast<std::size_t>(d_));
         FillContext context{*this, t, k, next_k(t, k, k_begin, k_end), deciding ? &path : nullptr, &part};
         if constexpr (LinesA::kCountsKnown) context.nonzeros[0] = a_.nnz(k);
         if constexpr (LinesB::kCountsKnown) context.nonzeros[1] = b_.nnz(k);
         if constexpr (kScatterInStorage)
-          w.product->accumulate(part.spectrum.data() + static_cast<std::size_t>(t) * b, reinterpret_cast<Acc*>(w.vectors.data),
-                                reinterpret_cast<Acc*>(w.vectors.data) + b,
+          w.product->accumulate(part.spectrum.data() + static_cast<std::size_t>(t) * b, reinterpret_cast<Acc*>(w.vectors()),
+                                reinterpret_cast<Acc*>(w.vectors()) + b,
                                 {&FillContext::fill, &context, deciding ? &FillContext::decide : nullptr});
-        if (deciding && path == Path::direct) add_outer_product(t, k, direct_of(part, t));
+        if (deciding && path == Path::direct) add_outer_product(t, k, direct_of(part, t), w.direct);
       }
     }
+    w.direct.target(nullptr);  // the range's staged adds, before its buffers are summed
   }
 
   // Inner indices [k_begin, k_end): part.spectrum += sum_k (H a_k) . (H b_k), part.direct += thin
@@ -256,7 +290,7 @@ class Engine {
   void sketch_range(index k_begin, index k_end, Partition& part, Workspace& w) {
     if (w.product) return sketch_range_fused(k_begin, k_end, part, w);
     const auto b = static_cast<std::size_t>(buckets_);
-    T* va = w.vectors.data;
+    T* va = w.vectors();
     T* vb = va + b;
     Acc* xa = kScatterInStorage ? reinterpret_cast<Acc*>(va) : w.scatter.data;
     Acc* xb = xa + b;
@@ -277,12 +311,12 @@ class Engine {
         }
         if (path == Path::empty) continue;
         if (path == Path::direct) {
-          if (part.direct.empty()) part.direct.assign(b * static_cast<std::size_t>(d_), 0.0);
-          add_outer_product(t, k, part.direct.data() + static_cast<std::size_t>(t) * b);
+          if (part.direct.empty()) assign_zeroed(part.direct, b * static_cast<std::size_t>(d_));
+          add_outer_product(t, k, part.direct.data() + static_cast<std::size_t>(t) * b, w.direct);
           continue;
         }
         if (!scattered) scatter_pair(t, k, next_k(t, k, k_begin, k_end), xa, xb);
-        if (part.spectrum.empty()) part.spectrum.assign(b * static_cast<std::size_t>(d_), Acc{0});
+        if (part.spectrum.empty()) assign_zeroed(part.spectrum, b * static_cast<std::size_t>(d_));
         Acc* P = part.spectrum.data() + static_cast<std::size_t>(t) * b;
         if constexpr (kScatterInStorage) {
           w.plan.execute(std::span<T>(va, 2 * b));
@@ -294,6 +328,7 @@ class Engine {
         }
       }
     }
+    w.direct.target(nullptr);
   }
 
   // The k scattered after k at repetition t in [k_begin, k_end) (a guess: it may take another path).
@@ -302,12 +337,14 @@ class Engine {
     return t + 1 < d_ ? k_begin : -1;
   }
 
-  // c_t[h1(i) XOR h2(j)] += s1(i) s2(j) A_ik B_kj for the nonzeros of column k of A and row k of B.
-  void add_outer_product(int t, index k, double* c) const {
+  // c_t[h1(i) XOR h2(j)] += s1(i) s2(j) A_ik B_kj for the nonzeros of column k of A and row k of B,
+  // in this order through adds (direct_adds.hpp: the same bits as adding them here).
+  void add_outer_product(int t, index k, double* c, DirectAdds& adds) const {
+    adds.target(c);
     a_.for_each(k, [&](index i, double a) {
       const double ai = tables_.s1(t, i) * a;
       const std::uint32_t hi = tables_.h1(t, i);
-      b_.for_each(k, [&](index j, double b) { c[hi ^ tables_.h2(t, j)] += ai * (tables_.s2(t, j) * b); });
+      b_.for_each(k, [&](index j, double b) { adds.add(hi ^ tables_.h2(t, j), ai * (tables_.s2(t, j) * b)); });
     });
   }
 
@@ -320,8 +357,10 @@ class Engine {
     // start from +0.0).
     const bool transformed = std::any_of(parts.begin(), parts.end(), [](const Partition& part) { return !part.spectrum.empty(); });
     if (!transformed && parts.size() == 1 && !parts.front().direct.empty()) return std::move(parts.front().direct);
-    std::vector<Acc> spectrum(transformed ? total : 0, Acc{0});
-    std::vector<double> sketches(total, 0.0);
+    std::vector<Acc> spectrum;
+    std::vector<double> sketches;
+    assign_zeroed(spectrum, transformed ? total : 0);
+    assign_zeroed(sketches, total);
     const auto n = static_cast<index>(total);
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && n >= (index{1} << 16))
     for (index h = 0; h < n; ++h) {
@@ -350,7 +389,8 @@ class Engine {
   index buckets_;
   const HashTables& tables_;
   int d_;
-  std::vector<BucketOrder> order_a_, order_b_;
+  std::vector<BucketOrder> order_a_, order_b_;              // per repetition, off the fused path
+  std::vector<std::vector<std::uint32_t>> words_a_, words_b_;  // per repetition, on it
   std::vector<Path> paths_;  // per k, decided at t = 0 by the range that owns k
 };
 

@@ -77,25 +77,35 @@ index scatter_dense(const Scalar* values, const Scalar* next, const BucketOrder&
   return nonzeros;
 }
 
-// The fused path's scatter: buckets [offset, offset + count) of a dense line into block (zero). The line's entries of those buckets are the next ones in bucket order, from `cursor`
-// (advanced past them); the sums are those of scatter_dense, bit for bit. `next` is prefetched as
-// there; the nonzeros are added to *nonzeros when it is not null.
-template <class Acc, class Scalar>
-void scatter_dense_block(const Scalar* values, const Scalar* next, const BucketOrder& order, index length, index& cursor, Acc* block,
-                         index offset, index count, index* nonzeros) {
+// One repetition's (h, s) packed per position for the fused path: h(i) | (negative << 31), one
+// 4-byte stream where a bucket table and a sign table were two. Empty when a bucket needs 32 bits.
+inline std::vector<std::uint32_t> hash_words(const std::uint32_t* bucket, const std::int8_t* sign, index length, index buckets) {
+  std::vector<std::uint32_t> words;
+  if (buckets > (index{1} << 31)) return words;
+  words.resize(static_cast<std::size_t>(length));
+  for (index i = 0; i < length; ++i)
+    words[static_cast<std::size_t>(i)] = bucket[i] | (sign[i] < 0 ? std::uint32_t{1} << 31 : 0u);
+  return words;
+}
+
+// The fused path's scatter of a dense line: the whole line in position order into out (zero), its
+// values read as they lie in memory (the hardware prefetcher streams them) and each added to its
+// bucket, which sits in L2 with the rest of the vector. Terms reach a bucket in position order: the
+// sums of scatter_dense, bit for bit. Counts the nonzeros when Count. `next` is prefetched as there.
+template <bool Count, class Acc, class Scalar>
+index scatter_dense_words(const Scalar* values, const Scalar* next, const std::uint32_t* words, index length, Acc* out) {
   constexpr index kPerCacheLine = 64 / sizeof(Scalar);
-  const std::uint64_t* entries = order.entries.data();
-  const std::uint64_t end = static_cast<std::uint64_t>(offset + count) << 32;
-  index e = cursor, counted = 0;
-  for (; e < length && entries[e] < end; ++e) {
-    if (next != nullptr && e % kPerCacheLine == 0) __builtin_prefetch(next + e);
-    const auto low = static_cast<std::uint32_t>(entries[e]);
-    const double v = static_cast<double>(values[low & 0x7FFFFFFFu]);
-    block[static_cast<index>(entries[e] >> 32) - offset] += with_sign(static_cast<Acc>(v), low >> 31);
-    counted += v != 0;
+  index nonzeros = 0;
+  for (index i0 = 0; i0 < length; i0 += kPerCacheLine) {
+    if (next != nullptr) __builtin_prefetch(next + i0);
+    const index i1 = std::min(length, i0 + kPerCacheLine);
+    for (index i = i0; i < i1; ++i) {
+      const double v = static_cast<double>(values[i]);
+      out[words[i] & 0x7FFFFFFFu] += with_sign(static_cast<Acc>(v), words[i] >> 31);
+      if constexpr (Count) nonzeros += v != 0;
+    }
   }
-  if (nonzeros != nullptr) *nonzeros += counted;
-  cursor = e;
+  return nonzeros;
 }
 
 template <class Acc>
