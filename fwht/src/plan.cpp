@@ -88,6 +88,7 @@ Plan::Plan(Shape shape, DType dtype, Options options, Backend backend)
       throw pagh::Error(kWhere, "backend cuda is not available: this build of fwht has no CUDA backend");
 #endif
   }
+  direct_ = impl_->direct();
 }
 
 Plan::~Plan() = default;
@@ -103,6 +104,7 @@ void Plan::execute(const void* in, void* out) {
   const auto* b = static_cast<const unsigned char*>(out);
   if (a != b && a < b + bytes && b < a + bytes)
     throw pagh::Error("fwht::Plan::execute", "in and out overlap without being the same buffer");
+  if (direct_ != nullptr) return direct_(in, out);
   impl_->execute(in, out);
 }
 

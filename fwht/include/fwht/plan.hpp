@@ -46,6 +46,10 @@ class PlanImpl {
   virtual void execute(const void* in, void* out, cudaStream_t stream, void* workspace) = 0;
   virtual std::size_t workspace_bytes() const = 0;
   virtual PlanDescription describe() const { return {.memory_passes = 0, .text = "cpu plan\n"}; }
+  // A function that does all of execute(in, out) by itself (a small CPU plan's whole transform),
+  // called by Plan::execute without the virtual call; null where there is none.
+  using DirectFn = void (*)(const void* in, void* out);
+  virtual DirectFn direct() const { return nullptr; }
 };
 
 class Plan {
@@ -99,6 +103,7 @@ class Plan {
   Backend backend_;
   std::int64_t extent_ = 0;
   std::unique_ptr<PlanImpl> impl_;
+  PlanImpl::DirectFn direct_ = nullptr;  // impl_->direct(), kept at hand for execute
 };
 
 // True when this build has the CUDA backend and a CUDA device is usable; `why` (if given) receives

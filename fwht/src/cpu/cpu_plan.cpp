@@ -126,6 +126,8 @@ class CpuPlan final : public PlanImpl {
     }
   }
 
+  DirectFn direct() const override { return single_ && L_ < kSmallLogs ? kernels_.small[L_] : nullptr; }
+
   void execute(const void* in_ptr, void* out_ptr) override {
     const S* in = static_cast<const S*>(in_ptr);
     S* out = static_cast<S*>(out_ptr);

@@ -26,6 +26,7 @@ struct Table {
     }                                                                                                     \
     k.alman_rao = &NS::alman_rao_stages<T>;                                                              \
     if constexpr (kPlain) k.plain = &NS::plain_stages<T>, k.plain_columns = &NS::plain_columns<T>;     \
+    if constexpr (kPlain) NS::small_transforms<T>(k.small);                                            \
     if constexpr (kPlain && kFloating) k.plain_product = &NS::plain_product<T>;                        \
     k.isa = #NS;                                                                                         \
     return k;                                                                                             \

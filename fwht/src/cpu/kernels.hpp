@@ -43,6 +43,12 @@ using PlainColumnsFn = void (*)(T* x, std::int64_t columns, int s, int r);
 template <class T>
 using PlainProductFn = void (*)(T* P, T* x, T* y, int L, const BlockFill<T>& fill);
 
+// A whole unnormalized transform of 2^L elements, L < kSmallLogs, from in to out (the same pointer:
+// in place), its sizes known at compile time: a small single plan's execute() calls it and nothing
+// else (at 2^4..2^7 a call is 10-20 ns, and each level of dispatch showed in it).
+using SmallFn = void (*)(const void* in, void* out);
+inline constexpr int kSmallLogs = 11;
+
 template <class T>
 struct Kernels {
   FolkloreFn<T> folklore[3];  // indexed by Stabilization
@@ -50,6 +56,7 @@ struct Kernels {
   PlainFn<T> plain;           // native types only, else null
   PlainColumnsFn<T> plain_columns;
   PlainProductFn<T> plain_product;  // float and double only, else null
+  SmallFn small[kSmallLogs];        // native types only, else null; indexed by L
   const char* isa;
 };
 
@@ -70,6 +77,7 @@ template <class T> Kernels<T> select_kernels();
   template <class T> void plain_stages(T*, const T*, std::int64_t, int, int);               \
   template <class T> void plain_columns(T*, std::int64_t, int, int);                        \
   template <class T> void plain_product(T*, T*, T*, int, const BlockFill<T>&);              \
+  template <class T> void small_transforms(SmallFn*);                                        \
   }
 FWHT_DECLARE_ISA_KERNELS(generic)
 FWHT_DECLARE_ISA_KERNELS(avx2)

@@ -29,7 +29,7 @@ struct PlainStages {
   // Rows 4 KiB or more apart share one set of an 8-way L1 (64 sets of 64 bytes): more than 8 of
   // them would evict each other, so wide strides take at most radix 8.
   static constexpr index kSameSetBytes = 4096;
-  static int max_radix_log(int s) {
+  static constexpr int max_radix_log(int s) {
     return (index{1} << s) * static_cast<index>(sizeof(T)) >= kSameSetBytes / 2 ? 3 : kMaxRadixLog;
   }
   static constexpr int kBaseCross = 3;
@@ -40,8 +40,10 @@ struct PlainStages {
   // high lanes hold B and need A - B = A + (-B); with p the partner lane, both are p + (+-v). For
   // floating types the sign flip is exact, so the sum rounds exactly as the reference's butterfly
   // (IEEE addition is commutative); integers take the blend of both results.
+  // Inlined by force, as are register_stages and cross_stages: GCC otherwise calls them (per
+  // vector, with every live vector of the caller spilled around the call) from the first pass.
   template <int H>
-  static V register_stage(V v) {
+  [[gnu::always_inline]] static V register_stage(V v) {
     const V p = __builtin_shuffle(v, O::template partner<H>());
     if constexpr (std::is_floating_point_v<T>) {
       M flip;
@@ -54,7 +56,7 @@ struct PlainStages {
 
   // Stages of strides 1, 2, 4, ... inside each register, Count of them.
   template <int Count>
-  static V register_stages(V v) {
+  [[gnu::always_inline]] static V register_stages(V v) {
     if constexpr (Count >= 1) v = register_stage<1>(v);
     if constexpr (Count >= 2) v = register_stage<2>(v);
     if constexpr (Count >= 3) v = register_stage<4>(v);
@@ -65,7 +67,7 @@ struct PlainStages {
 
   // Count stages across registers v[0..2^Count): register a pairs with a + 2^t at stage t.
   template <int Count, int N>
-  static void cross_stages(V (&v)[N]) {
+  [[gnu::always_inline]] static void cross_stages(V (&v)[N]) {
     for (int t = 0; t < Count; ++t) {
       const int h = 1 << t;
       for (int a = 0; a < N; ++a) {
@@ -101,6 +103,17 @@ struct PlainStages {
       for (int r = 0; r < R; ++r) v[r] = O::load(x + j + r * h);
       cross_stages<RLog>(v);
       for (int r = 0; r < R; ++r) O::store(x + j + r * h, v[r]);
+    }
+  }
+
+  // Stages [K, L) of a 2^L-element transform within L1, the radix of each pass fixed at compile
+  // time (small_transform below).
+  template <int L, int K>
+  static void small_stages(T* x) {
+    if constexpr (K < L) {
+      constexpr int cap = max_radix_log(L - 1), left = L - K, passes = (left + cap - 1) / cap, r = (left + passes - 1) / passes;
+      radix_pass<r>(x, index{1} << L, K);
+      small_stages<L, K + r>(x);
     }
   }
 
@@ -248,6 +261,31 @@ void plain_stages(T* x, const T* src, index len, int k0, int k1) {
     }
   }
   P::run(x, src, len, k0, k1);
+}
+
+// Kernels::small[L]: the whole transform of 2^L elements, from in to out (Kernels::SmallFn). The
+// same butterflies in the same order per element as plain_stages, so the same bits.
+template <class T, int L>
+void small_transform(const void* in, void* out) {
+  using P = PlainStages<T>;
+  constexpr index n = index{1} << L;
+  T* x = static_cast<T*>(out);
+  const T* src = static_cast<const T*>(in);
+  if constexpr (n < P::lanes) {
+    if (src != x) __builtin_memcpy(x, src, static_cast<std::size_t>(n) * sizeof(T));
+    folklore_stages<T, Stabilization::none>(x, nullptr, n, 0, L);
+  } else {
+    constexpr int cross = L - P::lane_log < P::kBaseCross ? L - P::lane_log : P::kBaseCross;
+    P::template base_pass<cross>(x, src, n);
+    P::template small_stages<L, P::lane_log + cross>(x);
+  }
+}
+
+template <class T>
+void small_transforms(SmallFn* table) {
+  [table]<int... L>(std::integer_sequence<int, L...>) {
+    ((table[L] = &small_transform<T, L>), ...);
+  }(std::make_integer_sequence<int, kSmallLogs>{});
 }
 
 // The entry point of Kernels::plain_product: P += (H x) . (H y), x and y written through fill.

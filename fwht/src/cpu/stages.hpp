@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include "cpu/kernels.hpp"
 
@@ -278,7 +279,8 @@ void alman_rao_stages(T* x, index len, int k0, int k1, int r, index prescale_off
 #define FWHT_INSTANTIATE_ALMAN_RAO(T) template void alman_rao_stages<T>(T*, index, int, int, int, index);
 #define FWHT_INSTANTIATE_PLAIN(T)                                      \
   template void plain_stages<T>(T*, const T*, index, int, int); \
-  template void plain_columns<T>(T*, index, int, int);
+  template void plain_columns<T>(T*, index, int, int);          \
+  template void small_transforms<T>(SmallFn*);
 #define FWHT_INSTANTIATE_FLOATING(T)     \
   FWHT_INSTANTIATE_FOLKLORE(T, none)     \
   FWHT_INSTANTIATE_FOLKLORE(T, kahan)    \
