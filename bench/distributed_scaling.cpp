@@ -7,7 +7,11 @@
 // the sum of the d*b sketch values on rank 0 (pagh::mpi::sum_sketches: reduce-scatter + gather),
 // total_ms the whole collective; mpi_reduce_ms, the alternative, MPI_Reduce(MPI_SUM) of as many
 // doubles to rank 0; each the median over RUNS runs (after one warm-up when RUNS > 1), separated by
-// barriers.
+// barriers. Then a line with the stages of the sketch in the last run (each the slowest rank's):
+//   stages,workload,ranks,hashing ms,engine ms (the engine's sketch and inverse),lines ms (the rest
+//   of pagh::compress: checks, the inputs as lines),product ms (after it: the partial product's
+//   construction and measurement), then the sum's parts: exchange ms (MPI_Alltoallv of the
+//   segments), add ms, gather ms (MPI_Gatherv to rank 0)
 //
 // Workloads:
 //   sparse N PER   sparse_product with m = K = p = N, PER nonzeros per row of A and column of B
@@ -58,6 +62,7 @@ void run(const char* workload, const MA& A, const MB& B, int runs, int threads, 
   }
   const pagh::SketchParams params{.seed = 1, .threads = threads};
   std::vector<double> sketch, wait, reduce, total, mpi_reduce;
+  double stages[7] = {};  // the last run's, each the slowest rank's
   std::int64_t buckets = 0;
   const int warm_up = runs > 1 ? 1 : 0;  // a single run is timed as it is
   for (int r = 1 - warm_up; r <= runs; ++r) {
@@ -66,23 +71,22 @@ void run(const char* workload, const MA& A, const MB& B, int runs, int threads, 
     pagh::mpi::ReduceTimings t;
     const auto product = pagh::mpi::compress(a, b, params, MPI_COMM_WORLD, 0, &t);
     const double elapsed = pagh::mpi::wall_ms() - start;
-    if (product) {
-      buckets = product->buckets();
-      const pagh::CompressTimings& c = product->timings();  // rank 0's own sketch, to stderr
-      std::fprintf(stderr, "%s np %d rank 0: hashing %.1f, sketching %.1f, inverse %.1f, compress %.1f ms\n", workload, size,
-                   c.hashing_ms, c.sketching_ms, c.inverse_ms, c.total_ms);
-    }
+    if (product) buckets = product->buckets();
     MPI_Bcast(&buckets, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
     std::vector<double> values(static_cast<std::size_t>(buckets * params.repetitions), 1.0), summed(rank == 0 ? values.size() : 0);
     MPI_Barrier(MPI_COMM_WORLD);
     const double reduce_start = pagh::mpi::wall_ms();
     MPI_Reduce(values.data(), summed.data(), static_cast<int>(values.size()), MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     const double mpi_reduce_ms = pagh::mpi::wall_ms() - reduce_start;
-    double slowest[5] = {t.local_ms, t.wait_ms, t.reduce_ms, elapsed, mpi_reduce_ms};
-    MPI_Reduce(rank == 0 ? MPI_IN_PLACE : slowest, slowest, 5, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    const pagh::CompressTimings& c = t.sketch;
+    double slowest[12] = {t.local_ms, t.wait_ms, t.reduce_ms, elapsed, mpi_reduce_ms, c.hashing_ms, c.sketching_ms + c.inverse_ms,
+                          c.total_ms - c.hashing_ms - c.sketching_ms - c.inverse_ms, t.local_ms - c.total_ms,
+                          t.exchange_ms, t.add_ms, t.gather_ms};
+    MPI_Reduce(rank == 0 ? MPI_IN_PLACE : slowest, slowest, 12, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     if (r == 0) continue;  // warm-up
     sketch.push_back(slowest[0]), wait.push_back(slowest[1]), reduce.push_back(slowest[2]), total.push_back(slowest[3]);
     mpi_reduce.push_back(slowest[4]);
+    std::copy(slowest + 5, slowest + 12, stages);
   }
   if (rank != 0) return;
   const double bytes = 8.0 * static_cast<double>(buckets) * params.repetitions;
@@ -90,6 +94,8 @@ void run(const char* workload, const MA& A, const MB& B, int runs, int threads, 
               static_cast<long long>(A.rows()), static_cast<long long>(K), static_cast<long long>(B.cols()),
               static_cast<long long>(nnz_a), static_cast<long long>(nnz_b), static_cast<long long>(buckets), median(sketch),
               median(wait), median(reduce), median(total), bytes / (median(reduce) * 1e6), median(mpi_reduce));
+  std::printf("stages,%s,%d,hashing %.1f,engine %.1f,lines %.1f,product %.1f,sum: exchange %.1f,add %.1f,gather %.1f\n", workload,
+              size, stages[0], stages[1], stages[2], stages[3], stages[4], stages[5], stages[6]);
   std::fflush(stdout);
 }
 

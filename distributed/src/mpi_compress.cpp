@@ -6,15 +6,21 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <memory>
 #include <thread>
 #include <vector>
+
+#include "compress/huge_pages.hpp"
+#include "segment_codec.hpp"
 
 namespace pagh::mpi {
 namespace {
 
 constexpr const char* kWhere = "pagh::mpi::sum_sketches";
-// MPI counts are int: reduce at most this many doubles per call (1 GiB).
-constexpr std::int64_t kPieceValues = std::int64_t{1} << 27;
+// The sum goes piece by piece (32 MiB of values): one small buffer receives every piece (its pages
+// faulted in once, not once per sketch byte), and the values a rank sums are still in its cache.
+// (MPI counts are int: a piece must stay below 2^31 values anyway.)
+constexpr std::int64_t kPieceValues = std::int64_t{1} << 22;
 
 std::string describe(std::exception_ptr failure) {
   try {
@@ -81,31 +87,55 @@ void require_same(MPI_Comm comm, const char* where, const std::vector<std::pair<
 
 namespace {
 
-// One piece (count <= kPieceValues) of the sum: a reduce-scatter by MPI_Alltoallv (rank r receives
-// every rank's values of segment r and sums them in rank order, in place), then a gather of the
-// segments to root or to every rank (out: nullptr on ranks that receive nothing). One rank: a copy.
-void sum_piece(const double* mine, std::int64_t count, double* out, int root, MPI_Comm comm, int rank, int size,
-               std::vector<double>& received) {
-  if (size == 1) {
-    if (out != nullptr) std::copy(mine, mine + count, out);
-    return;
+// The buffers of the sum, sized for its largest piece and reused by every piece.
+struct SumBuffers {
+  SumBuffers(std::int64_t piece, int size)
+      : own(size > 1 ? (piece + size - 1) / size : 0),
+        send(fresh(size > 1 ? piece + size : 0)),
+        received(fresh(size * segment_codec::max_words(own))),
+        segment(size > 1 ? static_cast<std::size_t>(own) : 0),
+        send_counts(size), send_at(size), receive_counts(size), receive_at(size), value_counts(size), value_at(size) {}
+  static std::unique_ptr<std::uint64_t[]> fresh(std::int64_t words) {
+    std::unique_ptr<std::uint64_t[]> buffer(new std::uint64_t[static_cast<std::size_t>(std::max<std::int64_t>(words, 1))]);
+    cpu_sketch::advise_huge_pages(buffer.get(), static_cast<std::size_t>(words) * sizeof(std::uint64_t));
+    return buffer;
   }
+  std::int64_t own;  // the most values of one rank's segment
+  std::unique_ptr<std::uint64_t[]> send, received;
+  std::vector<double> segment;
+  std::vector<int> send_counts, send_at, receive_counts, receive_at, value_counts, value_at;
+};
+
+// One piece (count <= kPieceValues) of the sum: a reduce-scatter (rank r receives every rank's
+// segment r of the piece in its wire form, segment_codec.hpp, by MPI_Alltoallv, and sums them from
+// +0.0 in rank order), then a gather of the summed segments to root or to every rank (out: nullptr
+// on ranks that receive nothing).
+void sum_piece(const double* mine, std::int64_t count, double* out, int root, MPI_Comm comm, int rank, int size, SumBuffers& buffers,
+               ReduceTimings& timings) {
+  const double start = wall_ms();
   const auto edge = [&](int r) { return static_cast<int>(count * r / size); };
   const int own = edge(rank + 1) - edge(rank);
-  std::vector<int> send_counts(size), send_at(size), receive_counts(size, own), receive_at(size);
-  for (int r = 0; r < size; ++r) send_counts[r] = edge(r + 1) - edge(r), send_at[r] = edge(r), receive_at[r] = r * own;
-  received.resize(static_cast<std::size_t>(own) * static_cast<std::size_t>(size));
-  MPI_Alltoallv(mine, send_counts.data(), send_at.data(), MPI_DOUBLE, received.data(), receive_counts.data(), receive_at.data(),
-                MPI_DOUBLE, comm);
-  double* segment = received.data();  // rank 0's values, then the sum
-  for (int r = 1; r < size; ++r) {
-    const double* from = received.data() + static_cast<std::size_t>(r) * static_cast<std::size_t>(own);
-    for (int i = 0; i < own; ++i) segment[i] += from[i];
+  int words = 0;
+  for (int r = 0; r < size; ++r) {
+    buffers.value_counts[r] = edge(r + 1) - edge(r), buffers.value_at[r] = edge(r);
+    buffers.send_at[r] = words;
+    buffers.send_counts[r] = static_cast<int>(segment_codec::encode(mine + edge(r), edge(r + 1) - edge(r), buffers.send.get() + words));
+    words += buffers.send_counts[r];
   }
+  MPI_Alltoall(buffers.send_counts.data(), 1, MPI_INT, buffers.receive_counts.data(), 1, MPI_INT, comm);
+  for (int r = 0, at = 0; r < size; ++r) buffers.receive_at[r] = at, at += buffers.receive_counts[r];
+  MPI_Alltoallv(buffers.send.get(), buffers.send_counts.data(), buffers.send_at.data(), MPI_UINT64_T, buffers.received.get(),
+                buffers.receive_counts.data(), buffers.receive_at.data(), MPI_UINT64_T, comm);
+  const double exchanged = wall_ms();
+  double* segment = buffers.segment.data();
+  std::fill(segment, segment + own, 0.0);
+  for (int r = 0; r < size; ++r) segment_codec::add(buffers.received.get() + buffers.receive_at[r], own, segment);
+  const double added = wall_ms();
   if (root == kEveryRank)
-    MPI_Allgatherv(segment, own, MPI_DOUBLE, out, send_counts.data(), send_at.data(), MPI_DOUBLE, comm);
+    MPI_Allgatherv(segment, own, MPI_DOUBLE, out, buffers.value_counts.data(), buffers.value_at.data(), MPI_DOUBLE, comm);
   else
-    MPI_Gatherv(segment, own, MPI_DOUBLE, out, send_counts.data(), send_at.data(), MPI_DOUBLE, root, comm);
+    MPI_Gatherv(segment, own, MPI_DOUBLE, out, buffers.value_counts.data(), buffers.value_at.data(), MPI_DOUBLE, root, comm);
+  timings.exchange_ms += exchanged - start, timings.add_ms += added - exchanged, timings.gather_ms += wall_ms() - added;
 }
 
 }  // namespace
@@ -129,11 +159,21 @@ std::optional<CompressedProduct> sum_sketches(const CompressedProduct& partial, 
   const std::int64_t b = partial.buckets(), values = b * partial.repetitions();
   const double* mine = partial.sketch(0).data();  // the d sketches are contiguous (compressed_product.hpp)
   const bool receives = root == kEveryRank || rank == root;
-  std::vector<double> sum(receives ? static_cast<std::size_t>(values) : 0), received;
-  for (std::int64_t at = 0; at < values; at += kPieceValues)
-    sum_piece(mine + at, std::min(kPieceValues, values - at), receives ? sum.data() + at : nullptr, root, comm, rank, size,
-              received);
-  if (timings) timings->reduce_ms = wall_ms() - start;
+  std::vector<double> sum;
+  if (receives) cpu_sketch::assign_zeroed(sum, static_cast<std::size_t>(values));
+  ReduceTimings parts;
+  if (size == 1) {
+    for (std::int64_t h = 0; h < values; ++h) sum[static_cast<std::size_t>(h)] += mine[h];  // from +0.0, as with more ranks
+  } else {
+    SumBuffers buffers(std::min(kPieceValues, values), size);
+    for (std::int64_t at = 0; at < values; at += kPieceValues)
+      sum_piece(mine + at, std::min(kPieceValues, values - at), receives ? sum.data() + at : nullptr, root, comm, rank, size, buffers,
+                parts);
+  }
+  if (timings) {
+    timings->reduce_ms = wall_ms() - start;
+    timings->exchange_ms = parts.exchange_ms, timings->add_ms = parts.add_ms, timings->gather_ms = parts.gather_ms;
+  }
   if (!receives) return std::nullopt;
   return CompressedProduct(partial.rows(), partial.cols(), inner, partial.params(), partial.tables(), std::move(sum),
                            partial.timings());

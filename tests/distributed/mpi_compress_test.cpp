@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -148,13 +149,48 @@ TEST(MpiCompress, PartialSketchesAreSummedInRankOrder) {
       const auto range = my_range(w.a.cols(), -1, r);
       const auto partial = pagh::compress(columns(w.a, range), rows(w.b, range), pagh::mpi::share_params(params));
       const double* values = partial.sketch(0).data();  // the d sketches are contiguous
-      if (r == 0) sum.assign(values, values + partial.buckets() * partial.repetitions());
-      else for (std::size_t h = 0; h < sum.size(); ++h) sum[h] += values[h];
+      if (r == 0) sum.assign(static_cast<std::size_t>(partial.buckets() * partial.repetitions()), 0.0);  // the sum starts from +0.0
+      for (std::size_t h = 0; h < sum.size(); ++h) sum[h] += values[h];
     }
     ASSERT_EQ(sum.size(), static_cast<std::size_t>(distributed.buckets() * distributed.repetitions()));
     std::int64_t differing = 0;
     for (std::size_t h = 0; h < sum.size(); ++h) differing += distributed.sketch(0).data()[h] != sum[h];
     EXPECT_EQ(differing, 0) << "rank " << rank_of();
+  }
+}
+
+// sum_sketches on crafted partial sketches of 2 pieces (2^21 x 3 values): mostly zero (segments sent
+// sparse), on odd ranks dense in the second half, with -0.0, +-inf and subnormals: the result is the
+// rank-order sum from +0.0 of every rank's values, bit for bit, on every rank and on a root.
+TEST(MpiCompress, CraftedPartialsAreSummedInRankOrderFromZero) {
+  const std::int64_t m = 50, p = 40, buckets = std::int64_t{1} << 21;
+  const pagh::SketchParams params{.buckets = buckets, .seed = 3};
+  const auto values_of = [&](int r) {
+    std::vector<double> v(static_cast<std::size_t>(3 * buckets), 0.0);
+    for (std::size_t h = 0; h < v.size(); ++h) {
+      const auto u = static_cast<double>((h * 2654435761u + static_cast<std::size_t>(r) * 97u) % 1000003u);
+      if ((r % 2 == 1 && h >= v.size() / 2) || h % 23 == static_cast<std::size_t>(r) % 23) v[h] = (u - 500001.0) / 7.0;
+      if (h % 101 == 5) v[h] = -0.0;
+    }
+    v[static_cast<std::size_t>(7 + r)] = std::numeric_limits<double>::infinity() * (r % 2 ? -1 : 1);
+    v[static_cast<std::size_t>(buckets + 11)] = std::numeric_limits<double>::denorm_min() * (r + 1);
+    return v;
+  };
+  std::vector<double> want(static_cast<std::size_t>(3 * buckets), 0.0);
+  for (int r = 0; r < ranks(); ++r) {
+    const auto v = values_of(r);
+    for (std::size_t h = 0; h < want.size(); ++h) want[h] += v[h];
+  }
+  const pagh::CompressedProduct partial(m, p, 1, params, pagh::draw_hash_tables(params.seed, 3, m, p, buckets), values_of(rank_of()));
+  for (const int root : {pagh::mpi::kEveryRank, ranks() - 1}) {
+    const auto sum = pagh::mpi::sum_sketches(partial, MPI_COMM_WORLD, root);
+    ASSERT_EQ(sum.has_value(), root == pagh::mpi::kEveryRank || root == rank_of());
+    if (!sum) continue;
+    EXPECT_EQ(sum->inner(), ranks());
+    std::int64_t differing = 0;
+    for (std::size_t h = 0; h < want.size(); ++h)
+      differing += std::bit_cast<std::uint64_t>(sum->sketch(0).data()[h]) != std::bit_cast<std::uint64_t>(want[h]);
+    EXPECT_EQ(differing, 0) << "rank " << rank_of() << " root " << root;
   }
 }
 

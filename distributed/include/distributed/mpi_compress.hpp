@@ -57,9 +57,13 @@ class RankFailure : public pagh::Error {
 };
 
 // Wall-clock times of one distributed compress on this rank, in milliseconds: its own sketch, the
-// wait for the slowest rank (load imbalance; agreeing on failures), the reduction of the sketches.
+// wait for the slowest rank (load imbalance; agreeing on failures), the reduction of the sketches;
+// reduce_ms's parts: the exchange of the segments (MPI_Alltoallv), adding them, the gather;
+// sketch: the stages of its own sketch as pagh::compress timed them.
 struct ReduceTimings {
   double local_ms = 0, wait_ms = 0, reduce_ms = 0;
+  double exchange_ms = 0, add_ms = 0, gather_ms = 0;
+  CompressTimings sketch;
 };
 
 // Collective: code 0 means this rank is fine; anything else is a failure with that status and
@@ -75,7 +79,7 @@ void agree(MPI_Comm comm, std::exception_ptr failure);
 // kEveryRank) or on root only (the others get nullopt). Every rank must pass a product of the same shape m x p, sketch
 // length, repetitions, seed and precision (checked: otherwise every rank throws the same
 // pagh::Error); the result's inner() is the sum of theirs and its timings() this rank's own.
-// Sketches longer than 2^31 values are reduced in pieces.
+// The sum goes in pieces of 2^22 values (one 32 MiB receive buffer, whatever the sketch length).
 std::optional<CompressedProduct> sum_sketches(const CompressedProduct& partial, MPI_Comm comm, int root = kEveryRank,
                                               ReduceTimings* timings = nullptr);
 
@@ -125,8 +129,12 @@ std::optional<CompressedProduct> compress(const MatrixA& A_local, const MatrixB&
   const double sketched = wall_ms();
   agree(comm, failure);
   const double agreed = wall_ms();
-  std::optional<CompressedProduct> sum = sum_sketches(*partial, comm, root, timings);
-  if (timings) timings->local_ms = sketched - start, timings->wait_ms = agreed - sketched;
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  // One rank: its sketch is the sum (sum_sketches would copy it).
+  std::optional<CompressedProduct> sum = size == 1 && (root == 0 || root == kEveryRank) ? std::move(partial)
+                                                                                        : sum_sketches(*partial, comm, root, timings);
+  if (timings) timings->local_ms = sketched - start, timings->wait_ms = agreed - sketched, timings->sketch = partial->timings();
   return sum;
 }
 
