@@ -24,6 +24,9 @@
 #ifdef PAGH_MM_HAVE_SKETCH_CUDA
 #include <cuda_runtime_api.h>
 #endif
+#ifdef PAGH_DISTRIBUTED_HAVE_NCCL
+#include "distributed/nccl_sum.hpp"
+#endif
 
 namespace pagh_mm {
 
@@ -90,6 +93,33 @@ std::int64_t cols_in(const MatrixData& m) { return std::visit([](const auto& x) 
 struct ShareTimes {
   double sketch_ms = 0, wait_ms = 0, reduce_ms = 0;
   std::int64_t k0 = 0, k1 = 0;  // rank 0's own range
+  bool on_devices = false;      // summed by NCCL on the GPUs
+};
+
+// The sum of the ranks' sketches on rank 0. GPU ranks sum on their devices through NCCL when the
+// build has it and every rank has a GPU of its own (connected, collectively, at the first GPU
+// sketch); ranks that share a GPU, and CPU ranks, sum host copies through MPI.
+struct SketchSum {
+  int local_rank = 0;  // the GPU: local rank % GPUs (rank 0, local rank 0, sketches on device 0)
+#ifdef PAGH_DISTRIBUTED_HAVE_NCCL
+  bool tried = false;
+  std::unique_ptr<pagh::mpi::NcclSum> nccl;
+#endif
+  std::optional<pagh::CompressedProduct> operator()(MPI_Comm comm, bool on_gpus, const pagh::CompressedProduct& partial,
+                                                    pagh::mpi::ReduceTimings& timings, bool& on_devices) {
+#ifdef PAGH_DISTRIBUTED_HAVE_NCCL
+    if (on_gpus && !tried) {
+      int devices = 1;
+      if (cudaGetDeviceCount(&devices) != cudaSuccess || devices < 1) (void)cudaGetLastError(), devices = 1;
+      tried = true, nccl = pagh::mpi::NcclSum::connect(comm, local_rank % devices);
+    }
+    on_devices = on_gpus && nccl;
+    if (on_devices) return pagh::mpi::sum_device_sketches(partial, *nccl, 0, &timings);
+#else
+    (void)on_gpus, on_devices = false;
+#endif
+    return pagh::mpi::sum_sketches(partial, comm, 0, &timings);
+  }
 };
 
 // Collective, every rank, for every sketch command: agrees on earlier failures (reading, the
@@ -97,7 +127,7 @@ struct ShareTimes {
 // the sketches on rank 0 (the others get nullopt). Throws the same exception on every rank.
 std::optional<pagh::CompressedProduct> sketch_share(MPI_Comm comm, const std::string& inputs, const MatrixData* a,
                                                     const MatrixData* b, SketchBackend* backend, std::exception_ptr failure,
-                                                    const pagh::SketchParams& params, ShareTimes& times) {
+                                                    const pagh::SketchParams& params, ShareTimes& times, SketchSum& sum_of) {
   agree(comm, failure);
   const std::int64_t m = rows_in(*a), K = cols_in(*a), p = cols_in(*b);
   try {
@@ -130,10 +160,11 @@ std::optional<pagh::CompressedProduct> sketch_share(MPI_Comm comm, const std::st
   agree(comm, failure);
   const double agreed = pagh::mpi::wall_ms();
   pagh::mpi::ReduceTimings reduce;
-  std::optional<pagh::CompressedProduct> sum = pagh::mpi::sum_sketches(*partial, comm, 0, &reduce);
+  bool on_devices = false;
+  std::optional<pagh::CompressedProduct> sum = sum_of(comm, backend->name() == "cuda", *partial, reduce, on_devices);
   double slowest[3] = {sketched - start, agreed - sketched, reduce.reduce_ms};
   MPI_Reduce(me == 0 ? MPI_IN_PLACE : slowest, slowest, 3, MPI_DOUBLE, MPI_MAX, 0, comm);
-  times = {slowest[0], slowest[1], slowest[2], k0, k1};
+  times = {slowest[0], slowest[1], slowest[2], k0, k1, on_devices};
   return sum;
 }
 
@@ -160,6 +191,8 @@ int run_worker(MPI_Comm comm, int local_rank) {
   std::string inputs;
   std::exception_ptr read_failure;
   std::unique_ptr<SketchBackend> backend;
+  SketchSum sum_of;
+  sum_of.local_rank = local_rank;
   for (;;) {
     const Command command = exchange(comm, Command{});
     if (command.step == Step::finish) return command.status;
@@ -185,7 +218,7 @@ int run_worker(MPI_Comm comm, int local_rank) {
     }
     ShareTimes times;
     try {
-      sketch_share(comm, inputs, a ? &a->data : nullptr, b ? &b->data : nullptr, backend.get(), failure, command.params, times);
+      sketch_share(comm, inputs, a ? &a->data : nullptr, b ? &b->data : nullptr, backend.get(), failure, command.params, times, sum_of);
     } catch (const std::exception&) {
       // Every rank threw the same: rank 0 reports it and ends the run with its status.
     }
@@ -208,13 +241,14 @@ class DistributedBackend final : public SketchBackend {
     exchange(comm_, Command{.step = Step::sketch, .threads = threads_, .use_cuda = own_->name() == "cuda", .params = params});
     ShareTimes times;
     try {
-      std::optional<pagh::CompressedProduct> sum = sketch_share(comm_, inputs_, &a, &b, own_.get(), nullptr, params, times);
+      std::optional<pagh::CompressedProduct> sum = sketch_share(comm_, inputs_, &a, &b, own_.get(), nullptr, params, times, sum_of_);
       if (verbose_)
         std::fprintf(stderr,
                      "pagh-mm: distributed over %d ranks (rank 0: k %lld..%lld of %lld): slowest share %.1f ms, "
-                     "waiting %.1f ms, sum of the sketches %.1f ms\n",
+                     "waiting %.1f ms, sum of the sketches %.1f ms (%s)\n",
                      size_of(comm_), static_cast<long long>(times.k0), static_cast<long long>(times.k1),
-                     static_cast<long long>(cols_in(a)), times.sketch_ms, times.wait_ms, times.reduce_ms);
+                     static_cast<long long>(cols_in(a)), times.sketch_ms, times.wait_ms, times.reduce_ms,
+                     times.on_devices ? "NCCL, on the GPUs" : "MPI, on the hosts");
       return std::move(*sum);
     } catch (const pagh::mpi::RankFailure& e) {
       throw CliError(static_cast<ExitCode>(e.code()), "", e.what());
@@ -231,6 +265,7 @@ class DistributedBackend final : public SketchBackend {
   std::string inputs_;
   int threads_;
   bool verbose_;
+  SketchSum sum_of_;  // rank 0: local rank 0
 };
 
 class Leader final : public MultiplyHooks {

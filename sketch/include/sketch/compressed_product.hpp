@@ -36,6 +36,9 @@ class DeviceSketches {
   virtual std::vector<Entry> top_k(std::size_t k, Recovery how, RecoveryStats* stats) const = 0;
   virtual std::vector<Entry> above(double threshold, std::size_t max_entries, Recovery how, RecoveryStats* stats) const = 0;
   virtual Eigen::MatrixXd decompress(std::size_t max_bytes) const = 0;
+  // The d * b sketch values in device memory (sketch t at [t*b, (t+1)*b)), for collectives on
+  // device buffers (distributed/nccl_sum.hpp); nullptr if this copy does not expose them.
+  virtual const double* device_values() const { return nullptr; }
 };
 
 class CompressedProduct {
@@ -59,6 +62,8 @@ class CompressedProduct {
   static CompressedProduct with_device_sketches(CompressedProduct host, std::shared_ptr<const DeviceSketches> device);
   // Whether top_k, above and decompress run on a device (until subtract() changes the sketches).
   bool on_device() const { return device_ != nullptr; }
+  // That device copy (nullptr when there is none).
+  const DeviceSketches* device_sketches() const { return device_.get(); }
 
   // Median of the d unbiased single estimates s1(i) s2(j) c_t[h1(i) XOR h2(j)]; for even d the
   // mean of the two middle ones. Throws pagh::Error if (i, j) is out of range.

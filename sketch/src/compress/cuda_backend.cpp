@@ -23,6 +23,7 @@ class DeviceCopy final : public DeviceSketches {
     return product_.above(threshold, max_entries, how, stats);
   }
   Eigen::MatrixXd decompress(std::size_t max_bytes) const override { return product_.decompress(max_bytes); }
+  const double* device_values() const override { return product_.device_sketches(); }
 
  private:
   DeviceProduct product_;

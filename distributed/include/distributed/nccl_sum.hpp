@@ -1,0 +1,73 @@
+// GPU ranks sum their sketches on their devices with NCCL (target pagh::distributed_nccl, built when
+// the CUDA backends, MPI and NCCL are found). The sum is the one sum_sketches computes on the host,
+// in the same order (mpi_compress.hpp): rank r receives segment r of every rank's sketch and adds
+// them from +0.0 in rank order, ((0 + v_0) + v_1) + ... + v_{N-1} for every value, then the segments
+// are gathered.
+// NCCL's own all-reduce adds in the order of its ring or tree, which is not rank order; here the
+// segments move by ncclSend/ncclRecv and a kernel adds them, so the device sum equals the host sum
+// bit for bit (integer inputs: the single process's sketch; others: the bound of mpi_compress.hpp).
+//
+//   auto nccl = pagh::mpi::NcclSum::connect(comm, device);       // collective; nullptr: use the host sum
+//   auto partial = pagh::cuda::compress(A_local, B_local, params, {.device = device});
+//   std::optional<pagh::CompressedProduct> C = nccl ? pagh::mpi::sum_device_sketches(partial, *nccl, 0)
+//                                                   : pagh::mpi::sum_sketches(partial.to_host(), comm, 0);
+//
+// NCCL needs one GPU per rank: ranks that share a GPU (more ranks than GPUs) cannot form a
+// communicator, and connect() then returns nullptr on every rank, so that every rank takes the host
+// sum. Failures before the transfers (shapes that differ, a sketch on another device, device memory
+// for the buffers) are agreed on and thrown as the same exception on every rank, as in
+// mpi_compress.hpp; an error NCCL reports during the transfers is thrown on the rank that sees it.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "distributed/mpi_compress.hpp"
+#include "sketch/compressed_product.hpp"
+#include "sketch/cuda.hpp"
+
+namespace pagh::mpi {
+
+// An NCCL communicator over the ranks of an MPI communicator, each rank on one CUDA device, with a
+// stream of its own and the buffers of the last sum (kept for the next one).
+class NcclSum {
+ public:
+  // Collective over comm: every rank names the device it sums on. nullptr on every rank, with the
+  // reason in *why, when NCCL cannot serve these ranks: a rank without that device, two ranks on the
+  // same GPU (compared by UUID across nodes), a failure of NCCL's set-up on any rank.
+  static std::unique_ptr<NcclSum> connect(MPI_Comm comm, int device, std::string* why = nullptr);
+  ~NcclSum();  // local: frees this rank's resources (no collective)
+  NcclSum(const NcclSum&) = delete;
+  NcclSum& operator=(const NcclSum&) = delete;
+
+  MPI_Comm comm() const;  // the communicator connect() was given (not duplicated: it must outlive this object)
+  int device() const;
+
+  // Collective: out = the sum over ranks of `count` doubles at `mine` (device memory of device()),
+  // in rank order, written to `out` (device memory, count doubles) on root or on every rank
+  // (kEveryRank); other ranks may pass nullptr. count must be the same on every rank (not checked
+  // here; sum_device_sketches checks its products' shapes). Returns when the sum is complete.
+  // timings (optional): exchange_ms, add_ms and gather_ms of this rank, added to what they hold.
+  void sum(const double* mine, std::int64_t count, double* out, int root, ReduceTimings* timings = nullptr);
+
+  struct Impl;
+
+ private:
+  explicit NcclSum(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Collective: sum_sketches (mpi_compress.hpp) for sketches on the ranks' devices. The same checks,
+// the same result (on root, or on every rank: a host CompressedProduct; the others get nullopt),
+// reduce_ms including the copy of the sum to the host. A product without a device copy (a rank that
+// sketched nothing, or one whose sketches subtract() changed) is copied to the device first.
+std::optional<CompressedProduct> sum_device_sketches(const CompressedProduct& partial, NcclSum& nccl, int root = kEveryRank,
+                                                     ReduceTimings* timings = nullptr);
+std::optional<CompressedProduct> sum_device_sketches(const cuda::DeviceProduct& partial, NcclSum& nccl, int root = kEveryRank,
+                                                     ReduceTimings* timings = nullptr);
+
+}  // namespace pagh::mpi

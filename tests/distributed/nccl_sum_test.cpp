@@ -1,0 +1,176 @@
+// GPU ranks' sums on their devices (distributed/nccl_sum.hpp), under mpirun (label gpu). Every rank
+// builds the same workload, sketches its share of the inner indices on GPU local rank % GPUs with
+// pagh::cuda::compress, and the NCCL sum is compared with
+//   - one process on one GPU (pagh::cuda::compress of the whole product): bit for bit for integer
+//     inputs, within the rounding bound of sketch_checks.hpp for the others;
+//   - the host sum of the same partial sketches (pagh::mpi::sum_sketches): bit for bit always (the
+//     same rank-order additions from +0.0, compared with memcmp, so -0.0 and +0.0 differ).
+// NCCL needs a GPU per rank: with fewer GPUs than ranks connect() must refuse on every rank (that is
+// tested), and the sums are skipped.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "distributed/mpi_compress.hpp"
+#include "distributed/nccl_sum.hpp"
+#include "matrix_io/synthetic.hpp"
+#include "mpi_test_support.hpp"
+#include "sketch/cuda.hpp"
+#include "sketch/sketch.hpp"
+#include "sketch_checks.hpp"
+
+namespace {
+
+namespace mio = pagh::matrix_io;
+using pagh::test::columns;
+using pagh::test::rank_of;
+using pagh::test::ranks;
+using pagh::test::rows;
+
+int gpu_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) (void)cudaGetLastError(), n = 0;
+  return n;
+}
+
+// Every rank sees the same count (one node); the tests run where every rank has a GPU of its own.
+int my_gpu() { return pagh::mpi::local_rank(MPI_COMM_WORLD) % std::max(gpu_count(), 1); }
+bool gpu_per_rank() { return gpu_count() >= ranks(); }
+
+// Contiguous, uneven shares: rank r gets a share proportional to r + 1 (none with empty_rank = r).
+std::pair<std::int64_t, std::int64_t> my_range(std::int64_t K, int empty_rank = -1) {
+  double total = 0, before = 0;
+  for (int r = 0; r < ranks(); ++r) total += r == empty_rank ? 0.0 : r + 1.0;
+  for (int r = 0; r < rank_of(); ++r) before += r == empty_rank ? 0.0 : r + 1.0;
+  const double mine = rank_of() == empty_rank ? 0.0 : rank_of() + 1.0;
+  const auto at = [&](double w) { return static_cast<std::int64_t>(std::llround(w / total * static_cast<double>(K))); };
+  return {at(before), at(before + mine)};
+}
+
+class NcclSumTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (gpu_count() == 0) GTEST_SKIP() << "no CUDA device";
+    if (!gpu_per_rank()) GTEST_SKIP() << ranks() << " ranks, " << gpu_count() << " GPUs: NCCL needs a GPU per rank";
+    std::string why;
+    nccl_ = pagh::mpi::NcclSum::connect(MPI_COMM_WORLD, my_gpu(), &why);
+    ASSERT_TRUE(nccl_) << "rank " << rank_of() << ": " << why;
+  }
+
+  // The NCCL sum of this rank's share against one GPU and against the host sum of the same partials.
+  template <class MA, class MB>
+  void check(const MA& A, const MB& B, const pagh::SketchParams& params, bool exact, int root, int empty_rank = -1) {
+    const auto range = my_range(A.cols(), empty_rank);
+    const pagh::cuda::DeviceProduct partial =
+        pagh::cuda::compress(columns(A, range), rows(B, range), pagh::mpi::share_params(params), {.device = my_gpu()});
+    const auto on_devices = pagh::mpi::sum_device_sketches(partial, *nccl_, root);
+    const auto on_hosts = pagh::mpi::sum_sketches(partial.to_host(), MPI_COMM_WORLD, root);
+    const bool receives = root == pagh::mpi::kEveryRank || rank_of() == root;
+    ASSERT_EQ(on_devices.has_value(), receives);
+    ASSERT_EQ(on_hosts.has_value(), receives);
+    if (!receives) return;
+    const std::size_t values = static_cast<std::size_t>(on_hosts->buckets() * on_hosts->repetitions());
+    EXPECT_EQ(std::memcmp(on_devices->sketch(0).data(), on_hosts->sketch(0).data(), values * sizeof(double)), 0)
+        << "rank " << rank_of() << ": the NCCL sum differs from the host sum";
+    const pagh::CompressedProduct single = pagh::cuda::compress(A, B, params, {.device = my_gpu()}).to_host();
+    pagh::test::expect_sketches(*on_devices, single, exact ? 0.0 : pagh::test::tolerance_for(A, B, single.buckets(), params.precision));
+    if (root == pagh::mpi::kEveryRank) pagh::test::expect_same_on_every_rank(*on_devices);
+  }
+
+  std::unique_ptr<pagh::mpi::NcclSum> nccl_;
+};
+
+TEST(NcclConnect, ConnectsOnlyWithAGpuPerRank) {
+  if (gpu_count() == 0) GTEST_SKIP() << "no CUDA device";
+  std::string why;
+  const auto nccl = pagh::mpi::NcclSum::connect(MPI_COMM_WORLD, my_gpu(), &why);
+  EXPECT_EQ(nccl != nullptr, gpu_per_rank()) << "rank " << rank_of() << ": " << why;
+  int connected = nccl != nullptr, everywhere = connected;
+  MPI_Allreduce(MPI_IN_PLACE, &everywhere, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  EXPECT_EQ(connected, everywhere) << "the ranks disagree";
+  if (!nccl) EXPECT_NE(why.find("share one GPU"), std::string::npos) << why;
+  // A device that does not exist: refused on every rank, whichever rank names it.
+  const auto none = pagh::mpi::NcclSum::connect(MPI_COMM_WORLD, rank_of() == ranks() - 1 ? 1000 : my_gpu(), &why);
+  EXPECT_EQ(none, nullptr);
+  EXPECT_NE(why.find("rank " + std::to_string(ranks() - 1) + " has no usable CUDA device"), std::string::npos) << why;
+}
+
+TEST_F(NcclSumTest, IntegerInputsMatchOneGpuBitForBit) {
+  for (std::uint64_t seed : {1, 2}) {
+    const auto dense = mio::planted_dense({.m = 300, .k = 500, .p = 200, .seed = seed, .planted = 3, .integer_entries = true});
+    check(dense.a, dense.b, {.seed = seed}, true, pagh::mpi::kEveryRank);
+    check(dense.a, dense.b, {.seed = seed}, true, ranks() - 1);
+    const auto sparse = mio::sparse_product({.m = 3000, .k = 2000, .p = 2500, .seed = seed + 4, .integer_entries = true});
+    check(sparse.a, sparse.b, {.seed = seed}, true, 0);
+    // Float inputs sketch in float on the GPU.
+    check(Eigen::MatrixXf(dense.a.cast<float>()), Eigen::MatrixXf(dense.b.cast<float>()), {.seed = seed}, true, 0);
+  }
+}
+
+// 3 x 2^23 values: two pieces of the sum, the second shorter and split unevenly.
+TEST_F(NcclSumTest, SumsLongerThanAPiece) {
+  const auto sparse = mio::sparse_product({.m = 2000, .k = 1500, .p = 1800, .seed = 9, .integer_entries = true});
+  check(sparse.a, sparse.b, {.buckets = std::int64_t{1} << 23, .seed = 3}, true, pagh::mpi::kEveryRank);
+}
+
+TEST_F(NcclSumTest, FloatInputsAgreeToRoundingAndEqualTheHostSum) {
+  for (auto precision : {fwht::DType::f32, fwht::DType::f64}) {
+    const pagh::SketchParams params{.seed = 11, .precision = precision};
+    const auto planted = mio::planted_dense({.m = 200, .k = 300, .p = 150, .seed = 4});
+    check(planted.a, planted.b, params, false, 0);
+    const auto sparse = mio::sparse_product({.m = 2000, .k = 1500, .p = 1800, .seed = 9});
+    check(sparse.a, sparse.b, params, false, pagh::mpi::kEveryRank);
+    const auto low_rank = mio::low_rank_plus_sparse({.m = 300, .k = 250, .p = 200, .seed = 3});
+    check(low_rank.a, low_rank.b, params, false, 0);
+    const auto covariance = mio::sample_covariance({.samples = 400, .features = 150, .seed = 8});
+    check(covariance.a, covariance.b, params, false, 0);
+  }
+}
+
+TEST_F(NcclSumTest, ARankWithoutInnerIndices) {
+  const auto sparse = mio::sparse_product({.m = 800, .k = 600, .p = 700, .seed = 2, .integer_entries = true});
+  check(sparse.a, sparse.b, {.seed = 3}, true, 0, ranks() - 1);
+}
+
+// pagh::sketch's CUDA products (a host copy holding the device copy) and host-only products (a
+// rank with nothing to sketch, as pagh-mm makes one) in the same sum.
+TEST_F(NcclSumTest, CompressedProductsWithAndWithoutDeviceCopies) {
+  const auto w = mio::sparse_product({.m = 1000, .k = 800, .p = 900, .seed = 6, .integer_entries = true});
+  const auto range = my_range(w.a.cols(), ranks() - 1);
+  pagh::SketchParams params{.seed = 5, .backend = pagh::Backend::cuda, .device = my_gpu()};
+  const std::int64_t buckets = pagh::sketch_length(w.a.rows(), w.b.cols(), params);
+  const pagh::CompressedProduct partial =
+      range.first == range.second
+          ? pagh::CompressedProduct(w.a.rows(), w.b.cols(), 0, params,
+                                    pagh::draw_hash_tables(params.seed, params.repetitions, w.a.rows(), w.b.cols(), buckets),
+                                    std::vector<double>(static_cast<std::size_t>(buckets * params.repetitions), 0.0))
+          : pagh::sketch(columns(w.a, range), rows(w.b, range), pagh::mpi::share_params(params));
+  EXPECT_EQ(partial.device_sketches() != nullptr, range.first != range.second);
+  const auto got = pagh::mpi::sum_device_sketches(partial, *nccl_, 0);
+  ASSERT_EQ(got.has_value(), rank_of() == 0);
+  if (!got) return;
+  pagh::test::expect_sketches(*got, pagh::cuda::compress(w.a, w.b, params, {.device = my_gpu()}).to_host(), 0.0);
+}
+
+TEST_F(NcclSumTest, DifferentShapesFailOnEveryRank) {
+  const auto w = mio::sparse_product({.m = 300, .k = 200, .p = 250, .seed = 1, .integer_entries = true});
+  const auto range = my_range(w.a.cols());
+  // The last rank sketches with another seed.
+  const pagh::SketchParams params{.seed = rank_of() == ranks() - 1 ? 8u : 7u};
+  const auto partial = pagh::cuda::compress(columns(w.a, range), rows(w.b, range), params, {.device = my_gpu()});
+  try {
+    pagh::mpi::sum_device_sketches(partial, *nccl_, 0);
+    ADD_FAILURE() << "rank " << rank_of() << ": no failure";
+  } catch (const pagh::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the ranks differ in the seed"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return pagh::test::run_mpi_tests(argc, argv); }
