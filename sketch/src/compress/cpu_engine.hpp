@@ -3,10 +3,11 @@
 // repetition, c_t = H P_t / b (DESIGN.md §1). A thin k adds its outer product to c_t directly.
 //
 // Fused per inner index: for f32/f64 storage and plain transforms, fwht::TransformProduct asks for
-// each L1-sized block of a k's two vectors just before transforming it, and the block is scattered
-// there (line_scatter.hpp: a dense line's entries in bucket order, so each block's entries follow
-// the previous block's); its last pass multiplies the two transforms into P_t instead of storing
-// them. The scatter, clearing the vectors and the multiply-accumulate take no pass of their own.
+// each L1-sized block of a k's two vectors just before transforming it; the engine scatters the
+// whole line at the vector's first block (line_scatter.hpp: a dense line in position order through
+// packed hash words) and nothing at the later ones; the last pass multiplies the two transforms
+// into P_t instead of storing them, and zeroes the vectors. The clearing and the
+// multiply-accumulate take no pass of their own.
 // Otherwise (16-bit storage, stabilized or Alman-Rao transforms) a k's two lines are scattered into
 // two zero vectors, transformed by a plan and multiplied into P_t, the multiply-accumulate zeroing
 // the vectors for the next k (multiply_accumulate.hpp), and a dense line's nonzeros are counted
@@ -27,6 +28,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -76,6 +78,20 @@ struct AlignedBuffer {
   T* data;
 };
 
+// Cache-line aligned storage for the per-range spectra P_t: the transform product's full-width loads
+// and stores of P would otherwise straddle two cache lines at every other (AVX2) or every (AVX-512)
+// vector where malloc's 16-byte alignment leaves them.
+template <class T>
+struct CacheLineAllocator {
+  using value_type = T;
+  CacheLineAllocator() = default;
+  template <class U>
+  CacheLineAllocator(const CacheLineAllocator<U>&) {}
+  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64})); }
+  void deallocate(T* p, std::size_t) { ::operator delete(p, std::align_val_t{64}); }
+  friend bool operator==(const CacheLineAllocator&, const CacheLineAllocator&) { return true; }
+};
+
 // The engine for one storage type T of the transformed vectors; Acc accumulates (and scatters).
 template <class T, class LinesA, class LinesB>
 class Engine {
@@ -122,7 +138,7 @@ class Engine {
 
  private:
   struct Partition {
-    std::vector<Acc> spectrum;   // d x b, allocated with the range's first transformed k
+    std::vector<Acc, CacheLineAllocator<Acc>> spectrum;  // d x b, allocated with the range's first transformed k
     std::vector<double> direct;  // d x b, allocated with its first direct k
     index empty_k = 0, direct_k = 0, transformed_k = 0;
   };

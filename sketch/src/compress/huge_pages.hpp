@@ -26,9 +26,9 @@ inline void advise_huge_pages(void* data, std::size_t bytes) {
 }
 
 // v = n values T{} (zero), in a fresh allocation advised before its pages are first touched.
-template <class T>
-void assign_zeroed(std::vector<T>& v, std::size_t n) {
-  std::vector<T> fresh;
+template <class T, class Allocator>
+void assign_zeroed(std::vector<T, Allocator>& v, std::size_t n) {
+  std::vector<T, Allocator> fresh;
   fresh.reserve(n);
   advise_huge_pages(fresh.data(), n * sizeof(T));
   fresh.resize(n);

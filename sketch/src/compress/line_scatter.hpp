@@ -1,6 +1,6 @@
 // Scattering one line into a sketch vector: x[h(i)] += s(i) v_i (DESIGN.md §1), summed in Acc.
 //
-// A dense line is scattered in bucket order: one repetition's hash is the same for every line, so
+// Off the fused path (cpu_engine.hpp), a dense line is scattered in bucket order: one repetition's hash is the same for every line, so
 // its positions are sorted by (bucket, position) once and every line then writes its vector from
 // low addresses to high (the buckets of a 2^15 vector no longer cost a random L2 access each) while
 // it reads its own values, which sit in L1, in the permuted order. Within a bucket the terms keep
