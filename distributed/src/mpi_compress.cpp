@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "compress/huge_pages.hpp"
-#include "segment_codec.hpp"
 
 namespace pagh::mpi {
 namespace {
@@ -91,50 +90,41 @@ namespace {
 struct SumBuffers {
   SumBuffers(std::int64_t piece, int size)
       : own(size > 1 ? (piece + size - 1) / size : 0),
-        send(fresh(size > 1 ? piece + size : 0)),
-        received(fresh(size * segment_codec::max_words(own))),
-        segment(size > 1 ? static_cast<std::size_t>(own) : 0),
-        send_counts(size), send_at(size), receive_counts(size), receive_at(size), value_counts(size), value_at(size) {}
-  static std::unique_ptr<std::uint64_t[]> fresh(std::int64_t words) {
-    std::unique_ptr<std::uint64_t[]> buffer(new std::uint64_t[static_cast<std::size_t>(std::max<std::int64_t>(words, 1))]);
-    cpu_sketch::advise_huge_pages(buffer.get(), static_cast<std::size_t>(words) * sizeof(std::uint64_t));
-    return buffer;
+        received(new double[static_cast<std::size_t>(std::max<std::int64_t>(size * own, 1))]),
+        segment(static_cast<std::size_t>(own)),
+        counts(size), at(size), receive_counts(size), receive_at(size) {
+    cpu_sketch::advise_huge_pages(received.get(), static_cast<std::size_t>(size * own) * sizeof(double));
   }
   std::int64_t own;  // the most values of one rank's segment
-  std::unique_ptr<std::uint64_t[]> send, received;
+  std::unique_ptr<double[]> received;
   std::vector<double> segment;
-  std::vector<int> send_counts, send_at, receive_counts, receive_at, value_counts, value_at;
+  std::vector<int> counts, at, receive_counts, receive_at;
 };
 
 // One piece (count <= kPieceValues) of the sum: a reduce-scatter (rank r receives every rank's
-// segment r of the piece in its wire form, segment_codec.hpp, by MPI_Alltoallv, and sums them from
-// +0.0 in rank order), then a gather of the summed segments to root or to every rank (out: nullptr
-// on ranks that receive nothing).
+// segment r of the piece by MPI_Alltoallv and sums them from +0.0 in rank order), then a gather of
+// the summed segments to root or to every rank (out: nullptr on ranks that receive nothing).
 void sum_piece(const double* mine, std::int64_t count, double* out, int root, MPI_Comm comm, int rank, int size, SumBuffers& buffers,
                ReduceTimings& timings) {
   const double start = wall_ms();
   const auto edge = [&](int r) { return static_cast<int>(count * r / size); };
   const int own = edge(rank + 1) - edge(rank);
-  int words = 0;
-  for (int r = 0; r < size; ++r) {
-    buffers.value_counts[r] = edge(r + 1) - edge(r), buffers.value_at[r] = edge(r);
-    buffers.send_at[r] = words;
-    buffers.send_counts[r] = static_cast<int>(segment_codec::encode(mine + edge(r), edge(r + 1) - edge(r), buffers.send.get() + words));
-    words += buffers.send_counts[r];
-  }
-  MPI_Alltoall(buffers.send_counts.data(), 1, MPI_INT, buffers.receive_counts.data(), 1, MPI_INT, comm);
-  for (int r = 0, at = 0; r < size; ++r) buffers.receive_at[r] = at, at += buffers.receive_counts[r];
-  MPI_Alltoallv(buffers.send.get(), buffers.send_counts.data(), buffers.send_at.data(), MPI_UINT64_T, buffers.received.get(),
-                buffers.receive_counts.data(), buffers.receive_at.data(), MPI_UINT64_T, comm);
+  for (int r = 0; r < size; ++r)
+    buffers.counts[r] = edge(r + 1) - edge(r), buffers.at[r] = edge(r), buffers.receive_counts[r] = own, buffers.receive_at[r] = r * own;
+  MPI_Alltoallv(mine, buffers.counts.data(), buffers.at.data(), MPI_DOUBLE, buffers.received.get(), buffers.receive_counts.data(),
+                buffers.receive_at.data(), MPI_DOUBLE, comm);
   const double exchanged = wall_ms();
   double* segment = buffers.segment.data();
   std::fill(segment, segment + own, 0.0);
-  for (int r = 0; r < size; ++r) segment_codec::add(buffers.received.get() + buffers.receive_at[r], own, segment);
+  for (int r = 0; r < size; ++r) {
+    const double* from = buffers.received.get() + static_cast<std::size_t>(r) * static_cast<std::size_t>(own);
+    for (int i = 0; i < own; ++i) segment[i] += from[i];
+  }
   const double added = wall_ms();
   if (root == kEveryRank)
-    MPI_Allgatherv(segment, own, MPI_DOUBLE, out, buffers.value_counts.data(), buffers.value_at.data(), MPI_DOUBLE, comm);
+    MPI_Allgatherv(segment, own, MPI_DOUBLE, out, buffers.counts.data(), buffers.at.data(), MPI_DOUBLE, comm);
   else
-    MPI_Gatherv(segment, own, MPI_DOUBLE, out, buffers.value_counts.data(), buffers.value_at.data(), MPI_DOUBLE, root, comm);
+    MPI_Gatherv(segment, own, MPI_DOUBLE, out, buffers.counts.data(), buffers.at.data(), MPI_DOUBLE, root, comm);
   timings.exchange_ms += exchanged - start, timings.add_ms += added - exchanged, timings.gather_ms += wall_ms() - added;
 }
 
