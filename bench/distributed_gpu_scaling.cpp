@@ -14,8 +14,8 @@
 // Rank 0 prints one CSV line per run set, each time the median over RUNS runs after one warm-up:
 //   workload,gpus,m,K,p,nnz_a,nnz_b,buckets,sketch_ms,wait_ms,nccl_sum_ms,exchange_ms,add_ms,gather_ms,
 //   host_sum_ms,d2h_ms,nccl_reduce_ms,same_bits
-// (sketch_ms the slowest rank's own sketch, wait_ms how long the fastest waited for it; the sums' the
-// slowest rank's). With more ranks than GPUs NCCL cannot connect: the NCCL columns are then empty.
+// (sketch_ms the slowest rank's own sketch, wait_ms the longest wait for it at the barrier after; the
+// sums' the slowest rank's; gather_ms includes the copy of the sum to rank 0's host). With more ranks than GPUs NCCL cannot connect: the NCCL columns are then empty.
 //
 // Workloads: sparse N PER (sparse_product, m = K = p = N, PER nonzeros per row of A and column of B);
 // dense M K (planted_dense M x K times K x M).
@@ -100,7 +100,7 @@ void run(const std::string& workload, const MA& A, const MB& B, int runs, std::i
     const double waited = pagh::mpi::wall_ms();
     buckets = partial.buckets();
     const std::int64_t values = buckets * partial.repetitions();
-    double times[8] = {sketched - start, -(waited - sketched), -1, 0, 0, 0, -1, -1};  // wait: min over ranks via -max(-x)
+    double times[8] = {sketched - start, waited - sketched, -1, 0, 0, 0, -1, -1};
     std::optional<pagh::CompressedProduct> on_devices;
     if (nccl) {
       pagh::mpi::ReduceTimings t;
@@ -127,7 +127,7 @@ void run(const std::string& workload, const MA& A, const MB& B, int runs, std::i
     double d2h_slowest = d2h_ms;
     MPI_Reduce(rank == 0 ? MPI_IN_PLACE : &d2h_slowest, &d2h_slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     if (r == 0) continue;  // warm-up
-    sketch.push_back(times[0]), wait.push_back(-times[1]);
+    sketch.push_back(times[0]), wait.push_back(times[1]);
     if (nccl) nccl_sum.push_back(times[2]), exchange.push_back(times[3]), add.push_back(times[4]), gather.push_back(times[5]),
         nccl_reduce.push_back(times[7]);
     host_sum.push_back(times[6]), d2h.push_back(d2h_slowest);

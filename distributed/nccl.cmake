@@ -23,7 +23,8 @@ set(PAGH_HAVE_NCCL ON)
 
 add_library(pagh_distributed_nccl distributed/src/nccl_sum.cpp distributed/src/rank_order_add.cu)
 add_library(pagh::distributed_nccl ALIAS pagh_distributed_nccl)
-target_include_directories(pagh_distributed_nccl PRIVATE ${PAGH_NCCL_INCLUDE_DIR})
+# The host copy of the sum is allocated as the CPU sketch engine allocates sketches (sketch/src/compress/huge_pages.hpp).
+target_include_directories(pagh_distributed_nccl PRIVATE ${PAGH_NCCL_INCLUDE_DIR} ${PROJECT_SOURCE_DIR}/sketch/src)
 # The library file by its path: nothing to find again where the package is installed.
 target_link_libraries(pagh_distributed_nccl PUBLIC pagh_distributed pagh_sketch_cuda PRIVATE CUDA::cudart ${PAGH_NCCL_LIBRARY})
 target_compile_definitions(pagh_distributed_nccl PUBLIC PAGH_DISTRIBUTED_HAVE_NCCL=1)

@@ -12,6 +12,8 @@
 #include <mpi.h>
 
 #include <cstring>
+#include <exception>
+#include <optional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -38,8 +40,9 @@ int gpu_count() {
   return n;
 }
 
-// Every rank sees the same count (one node); the tests run where every rank has a GPU of its own.
+// Collective (local_rank is): call it on every rank at once, never from a branch that some ranks skip.
 int my_gpu() { return pagh::mpi::local_rank(MPI_COMM_WORLD) % std::max(gpu_count(), 1); }
+// Every rank sees the same count (one node); the sums run where every rank has a GPU of its own.
 bool gpu_per_rank() { return gpu_count() >= ranks(); }
 
 // Contiguous, uneven shares: rank r gets a share proportional to r + 1 (none with empty_rank = r).
@@ -57,8 +60,9 @@ class NcclSumTest : public ::testing::Test {
   void SetUp() override {
     if (gpu_count() == 0) GTEST_SKIP() << "no CUDA device";
     if (!gpu_per_rank()) GTEST_SKIP() << ranks() << " ranks, " << gpu_count() << " GPUs: NCCL needs a GPU per rank";
+    gpu_ = my_gpu();
     std::string why;
-    nccl_ = pagh::mpi::NcclSum::connect(MPI_COMM_WORLD, my_gpu(), &why);
+    nccl_ = pagh::mpi::NcclSum::connect(MPI_COMM_WORLD, gpu_, &why);
     ASSERT_TRUE(nccl_) << "rank " << rank_of() << ": " << why;
   }
 
@@ -66,10 +70,18 @@ class NcclSumTest : public ::testing::Test {
   template <class MA, class MB>
   void check(const MA& A, const MB& B, const pagh::SketchParams& params, bool exact, int root, int empty_rank = -1) {
     const auto range = my_range(A.cols(), empty_rank);
-    const pagh::cuda::DeviceProduct partial =
-        pagh::cuda::compress(columns(A, range), rows(B, range), pagh::mpi::share_params(params), {.device = my_gpu()});
-    const auto on_devices = pagh::mpi::sum_device_sketches(partial, *nccl_, root);
-    const auto on_hosts = pagh::mpi::sum_sketches(partial.to_host(), MPI_COMM_WORLD, root);
+    // A failure here on one rank fails the test on every rank (agree), instead of leaving the others
+    // waiting in the sum.
+    std::optional<pagh::cuda::DeviceProduct> partial;
+    std::exception_ptr failure;
+    try {
+      partial.emplace(pagh::cuda::compress(columns(A, range), rows(B, range), pagh::mpi::share_params(params), {.device = gpu_}));
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    pagh::mpi::agree(MPI_COMM_WORLD, failure);
+    const auto on_devices = pagh::mpi::sum_device_sketches(*partial, *nccl_, root);
+    const auto on_hosts = pagh::mpi::sum_sketches(partial->to_host(), MPI_COMM_WORLD, root);
     const bool receives = root == pagh::mpi::kEveryRank || rank_of() == root;
     ASSERT_EQ(on_devices.has_value(), receives);
     ASSERT_EQ(on_hosts.has_value(), receives);
@@ -77,25 +89,27 @@ class NcclSumTest : public ::testing::Test {
     const std::size_t values = static_cast<std::size_t>(on_hosts->buckets() * on_hosts->repetitions());
     EXPECT_EQ(std::memcmp(on_devices->sketch(0).data(), on_hosts->sketch(0).data(), values * sizeof(double)), 0)
         << "rank " << rank_of() << ": the NCCL sum differs from the host sum";
-    const pagh::CompressedProduct single = pagh::cuda::compress(A, B, params, {.device = my_gpu()}).to_host();
+    const pagh::CompressedProduct single = pagh::cuda::compress(A, B, params, {.device = gpu_}).to_host();
     pagh::test::expect_sketches(*on_devices, single, exact ? 0.0 : pagh::test::tolerance_for(A, B, single.buckets(), params.precision));
     if (root == pagh::mpi::kEveryRank) pagh::test::expect_same_on_every_rank(*on_devices);
   }
 
+  int gpu_ = 0;
   std::unique_ptr<pagh::mpi::NcclSum> nccl_;
 };
 
 TEST(NcclConnect, ConnectsOnlyWithAGpuPerRank) {
   if (gpu_count() == 0) GTEST_SKIP() << "no CUDA device";
+  const int gpu = my_gpu();
   std::string why;
-  const auto nccl = pagh::mpi::NcclSum::connect(MPI_COMM_WORLD, my_gpu(), &why);
+  const auto nccl = pagh::mpi::NcclSum::connect(MPI_COMM_WORLD, gpu, &why);
   EXPECT_EQ(nccl != nullptr, gpu_per_rank()) << "rank " << rank_of() << ": " << why;
   int connected = nccl != nullptr, everywhere = connected;
   MPI_Allreduce(MPI_IN_PLACE, &everywhere, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   EXPECT_EQ(connected, everywhere) << "the ranks disagree";
   if (!nccl) EXPECT_NE(why.find("share one GPU"), std::string::npos) << why;
   // A device that does not exist: refused on every rank, whichever rank names it.
-  const auto none = pagh::mpi::NcclSum::connect(MPI_COMM_WORLD, rank_of() == ranks() - 1 ? 1000 : my_gpu(), &why);
+  const auto none = pagh::mpi::NcclSum::connect(MPI_COMM_WORLD, rank_of() == ranks() - 1 ? 1000 : gpu, &why);
   EXPECT_EQ(none, nullptr);
   EXPECT_NE(why.find("rank " + std::to_string(ranks() - 1) + " has no usable CUDA device"), std::string::npos) << why;
 }
@@ -142,7 +156,7 @@ TEST_F(NcclSumTest, ARankWithoutInnerIndices) {
 TEST_F(NcclSumTest, CompressedProductsWithAndWithoutDeviceCopies) {
   const auto w = mio::sparse_product({.m = 1000, .k = 800, .p = 900, .seed = 6, .integer_entries = true});
   const auto range = my_range(w.a.cols(), ranks() - 1);
-  pagh::SketchParams params{.seed = 5, .backend = pagh::Backend::cuda, .device = my_gpu()};
+  pagh::SketchParams params{.seed = 5, .backend = pagh::Backend::cuda, .device = gpu_};
   const std::int64_t buckets = pagh::sketch_length(w.a.rows(), w.b.cols(), params);
   const pagh::CompressedProduct partial =
       range.first == range.second
@@ -154,7 +168,7 @@ TEST_F(NcclSumTest, CompressedProductsWithAndWithoutDeviceCopies) {
   const auto got = pagh::mpi::sum_device_sketches(partial, *nccl_, 0);
   ASSERT_EQ(got.has_value(), rank_of() == 0);
   if (!got) return;
-  pagh::test::expect_sketches(*got, pagh::cuda::compress(w.a, w.b, params, {.device = my_gpu()}).to_host(), 0.0);
+  pagh::test::expect_sketches(*got, pagh::cuda::compress(w.a, w.b, params, {.device = gpu_}).to_host(), 0.0);
 }
 
 TEST_F(NcclSumTest, DifferentShapesFailOnEveryRank) {
@@ -162,7 +176,7 @@ TEST_F(NcclSumTest, DifferentShapesFailOnEveryRank) {
   const auto range = my_range(w.a.cols());
   // The last rank sketches with another seed.
   const pagh::SketchParams params{.seed = rank_of() == ranks() - 1 ? 8u : 7u};
-  const auto partial = pagh::cuda::compress(columns(w.a, range), rows(w.b, range), params, {.device = my_gpu()});
+  const auto partial = pagh::cuda::compress(columns(w.a, range), rows(w.b, range), params, {.device = gpu_});
   try {
     pagh::mpi::sum_device_sketches(partial, *nccl_, 0);
     ADD_FAILURE() << "rank " << rank_of() << ": no failure";
