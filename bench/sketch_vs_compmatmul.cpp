@@ -11,7 +11,8 @@
 // with a fresh seed, so neither reuses hash tables; the time is the whole call, from the inputs to
 // the d time-domain sketches (pagh: arranging lines, drawing tables, sketching, inverse; compmatmul:
 // drawing its multiply-add-shift hash functions, sketching with per-repetition locks, inverse). The
-// table gives medians over rounds of wall time and of process CPU time, and pagh's median phases
+// table gives medians over rounds of wall time and of process CPU time, the median of each round's
+// own CPU-time ratio (`paired`), and pagh's median phases
 // (wall) from its CompressTimings. Before timing,
 // both sketches are checked against the product's Frobenius norm: sum_h c_t[h]^2 estimates ||AB||_F^2
 // without bias (relative spread about sqrt(2/b)), so each must come within 10% of the exact value.
@@ -150,8 +151,12 @@ void compare(const Inputs& in, int n, int d, int threads, int rounds) {
   }
   const double p = median(pagh_ms), c = median(cmm_ms);
   const double pc = median(pagh_cpu), cc = median(cmm_cpu);
-  std::printf("%6d %7d %3d %7d %10.1f %10.1f %8.3f %10.1f %10.1f %8.3f   %7.1f %6.1f %8.1f %7.1f\n", n, b, d, threads, p, c, p / c, pc, cc,
-              pc / cc, median(arrange), median(hashing), median(sketching), median(inverse));
+  // Each round's own CPU-time ratio (its two calls ran back to back), then their median: the
+  // machine's load drifts between rounds on a shared machine, less within one.
+  std::vector<double> paired;
+  for (std::size_t r = 0; r < pagh_cpu.size(); ++r) paired.push_back(pagh_cpu[r] / cmm_cpu[r]);
+  std::printf("%6d %7d %3d %7d %10.1f %10.1f %8.3f %10.1f %10.1f %8.3f %8.3f   %7.1f %6.1f %8.1f %7.1f\n", n, b, d, threads, p, c, p / c, pc,
+              cc, pc / cc, median(paired), median(arrange), median(hashing), median(sketching), median(inverse));
   std::fflush(stdout);
 }
 
@@ -182,8 +187,8 @@ int main(int argc, char** argv) {
       usage_error("unknown option " + arg);
     }
   }
-  std::printf("%6s %7s %3s %7s %10s %10s %8s %10s %10s %8s   %7s %6s %8s %7s\n", "n", "b", "d", "threads", "pagh_ms", "cmm_ms", "pagh/cmm",
-              "pagh_cpu", "cmm_cpu", "cpu_ratio", "arrange", "hash", "sketch", "inverse");
+  std::printf("%6s %7s %3s %7s %10s %10s %8s %10s %10s %8s %8s   %7s %6s %8s %7s\n", "n", "b", "d", "threads", "pagh_ms", "cmm_ms",
+              "pagh/cmm", "pagh_cpu", "cmm_cpu", "cpu_ratio", "paired", "arrange", "hash", "sketch", "inverse");
   // compmatmul calls BLAS only to scale its inverse transforms; OpenBLAS's own worker threads would
   // spin beside both libraries' OpenMP threads on a small machine.
   openblas_set_num_threads(1);
