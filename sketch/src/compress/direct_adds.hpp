@@ -26,8 +26,8 @@ class DirectAdds {
   static constexpr int kBinLog = 14, kMaxBinsLog = 12, kMinBinsLog = 2;
 
   // Terms staged before a sort: enough to touch a good share of a long sketch's lines per sort,
-  // bounded so that the staging stays small next to the d x b buffers.
-  static std::int64_t capacity_for(std::int64_t buckets) { return std::clamp<std::int64_t>(buckets / 2, 1 << 16, 1 << 22); }
+  // bounded (24 MiB per thread) so that the staging stays small next to the d x b buffers.
+  static std::int64_t capacity_for(std::int64_t buckets) { return std::clamp<std::int64_t>(buckets / 8, 1 << 16, 1 << 20); }
   // Whether sketches of this length are binned (else added one by one, nothing staged).
   static bool binned(std::int64_t buckets) {
     return buckets > 0 && std::countr_zero(static_cast<std::uint64_t>(buckets)) >= kBinLog + kMinBinsLog;
