@@ -35,6 +35,7 @@
 
 #include "distributed/mpi_compress.hpp"
 #include "distributed/nccl_sum.hpp"
+#include "inner_share.hpp"
 #include "matrix_io/synthetic.hpp"
 #include "sketch/cuda.hpp"
 
@@ -71,15 +72,8 @@ void run(const std::string& workload, const MA& A, const MB& B, int runs, std::i
   check(cudaGetDeviceCount(&gpus) == cudaSuccess && gpus > 0, "cudaGetDeviceCount");
   const int device = pagh::mpi::local_rank(MPI_COMM_WORLD) % gpus;
   check(cudaSetDevice(device) == cudaSuccess, "cudaSetDevice");
-  const std::int64_t K = A.cols(), k0 = K * rank / size, k1 = K * (rank + 1) / size;
-  const MA a = A.middleCols(k0, k1 - k0);
-  MB b;
-  if constexpr (std::is_same_v<MB, Eigen::SparseMatrix<double>>) {
-    const Eigen::SparseMatrix<double> bt = B.transpose();
-    b = Eigen::SparseMatrix<double>(bt.middleCols(k0, k1 - k0).transpose());
-  } else {
-    b = B.middleRows(k0, k1 - k0);
-  }
+  const std::int64_t K = A.cols();
+  const auto [a, b] = equal_inner_share(A, B, MPI_COMM_WORLD);
   const pagh::SketchParams params = pagh::mpi::share_params({.seed = 1});
   std::string why;
   std::unique_ptr<pagh::mpi::NcclSum> nccl = pagh::mpi::NcclSum::connect(MPI_COMM_WORLD, device, &why);

@@ -36,6 +36,7 @@
 #include "distributed/mpi_compress.hpp"
 #include "distributed/mpi_read.hpp"
 #include "matrix_io/read.hpp"
+#include "inner_share.hpp"
 #include "matrix_io/synthetic.hpp"
 #include "matrix_io/write.hpp"
 
@@ -51,15 +52,8 @@ void run(const char* workload, const MA& A, const MB& B, int runs, int threads, 
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  const std::int64_t K = A.cols(), k0 = K * rank / size, k1 = K * (rank + 1) / size;
-  const MA a = A.middleCols(k0, k1 - k0);
-  MB b;
-  if constexpr (std::is_same_v<MB, Eigen::SparseMatrix<double>>) {
-    const Eigen::SparseMatrix<double> bt = B.transpose();
-    b = Eigen::SparseMatrix<double>(bt.middleCols(k0, k1 - k0).transpose());
-  } else {
-    b = B.middleRows(k0, k1 - k0);
-  }
+  const std::int64_t K = A.cols();
+  const auto [a, b] = equal_inner_share(A, B, MPI_COMM_WORLD);
   const pagh::SketchParams params{.seed = 1, .threads = threads};
   std::vector<double> sketch, wait, reduce, total, mpi_reduce;
   double stages[7] = {};  // the last run's, each the slowest rank's

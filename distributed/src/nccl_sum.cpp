@@ -73,17 +73,6 @@ class DeviceBuffer {
   std::int64_t capacity_ = 0;
 };
 
-int rank_in(MPI_Comm comm) {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  return rank;
-}
-int size_of(MPI_Comm comm) {
-  int size = 1;
-  MPI_Comm_size(comm, &size);
-  return size;
-}
-
 int device_of(const double* pointer) {
   cudaPointerAttributes attributes{};
   check(cudaPointerGetAttributes(&attributes, pointer), "cudaPointerGetAttributes");
@@ -123,7 +112,9 @@ MPI_Comm NcclSum::comm() const { return impl_->comm; }
 int NcclSum::device() const { return impl_->device; }
 
 std::unique_ptr<NcclSum> NcclSum::connect(MPI_Comm comm, int device, std::string* why) {
-  const int rank = rank_in(comm), size = size_of(comm);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
   const auto refuse = [&](const std::string& reason) -> std::unique_ptr<NcclSum> {
     if (why) *why = reason;
     return nullptr;
@@ -248,7 +239,9 @@ constexpr const char* kSumWhere = "pagh::mpi::sum_device_sketches";
 
 std::optional<CompressedProduct> sum_partial(const Partial& partial, NcclSum& nccl, int root, ReduceTimings* timings) {
   const MPI_Comm comm = nccl.comm();
-  const int rank = rank_in(comm), size = size_of(comm);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
   if (root != kEveryRank && (root < 0 || root >= size))
     throw Error(kSumWhere, "root " + std::to_string(root) + " is not a rank of the communicator (size " + std::to_string(size) + ")");
   require_same(comm, kSumWhere, {{"the rows of the product", static_cast<std::uint64_t>(partial.rows)},

@@ -1,0 +1,25 @@
+// One rank's equal share of the inner indices for the distributed benchmarks (distributed_scaling,
+// distributed_gpu_scaling): columns [k0, k1) of A and the same rows of B, k0 = K * rank / ranks.
+#pragma once
+
+#include <mpi.h>
+
+#include <Eigen/Dense>
+#include <Eigen/SparseCore>
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+template <class MA, class MB>
+std::pair<MA, MB> equal_inner_share(const MA& A, const MB& B, MPI_Comm comm) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const std::int64_t K = A.cols(), k0 = K * rank / size, k1 = K * (rank + 1) / size;
+  if constexpr (std::is_same_v<MB, Eigen::SparseMatrix<double>>) {
+    const Eigen::SparseMatrix<double> bt = B.transpose();  // rows of a column-major sparse B by columns of its transpose
+    return {MA(A.middleCols(k0, k1 - k0)), Eigen::SparseMatrix<double>(bt.middleCols(k0, k1 - k0).transpose())};
+  } else {
+    return {MA(A.middleCols(k0, k1 - k0)), MB(B.middleRows(k0, k1 - k0))};
+  }
+}
