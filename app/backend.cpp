@@ -6,6 +6,8 @@
 #include "sketch/sketch.hpp"
 #include "version.hpp"
 
+#include <cstdio>
+
 namespace pagh_mm {
 
 pagh::CompressedProduct sketch_operands(const MatrixData& a, const MatrixData& b, const pagh::SketchParams& params) {
@@ -40,7 +42,34 @@ const char* to_string(BackendChoice choice) {
   return "?";
 }
 
-BackendSelection select_backend(BackendChoice choice, int threads) {
+BackendWeighing weigh_backends(const DenseShape& shape, const pagh::SketchParams& params, pagh::Method method, int threads,
+                               const GpuProcessCosts& costs) {
+  const pagh::ProductCounts counts = pagh::count_dense_product(shape.m, shape.K, shape.p);
+  const pagh::Throughput host = pagh::cpu_throughput(threads, params.precision);
+  pagh::Throughput gpu = pagh::cuda_throughput();
+  const auto seconds = [&](const pagh::Throughput& rates) {
+    const pagh::MethodChoice choice = pagh::choose_method(method, counts, params, rates);
+    return choice.method == pagh::Method::exact ? choice.exact_seconds : choice.sketch_seconds;
+  };
+  const auto exact_seconds = [&](const pagh::Throughput& rates) {
+    return pagh::choose_method(pagh::Method::sketch, counts, params, rates).exact_seconds;
+  };
+  if (exact_seconds(host) < exact_seconds(gpu)) {
+    gpu.gemm_flops = host.gemm_flops, gpu.sparse_products = host.sparse_products, gpu.scanned_entries = host.scanned_entries;
+    gpu.transfer_bytes = host.transfer_bytes, gpu.exact_fixed = host.exact_fixed, gpu.exact_engine = host.exact_engine;
+  }
+  BackendWeighing w;
+  w.cpu_seconds = seconds(host);
+  w.gpu_seconds = seconds(gpu) + costs.seconds;
+  w.prefer_cpu = w.cpu_seconds < w.gpu_seconds;
+  char note[200];
+  std::snprintf(note, sizeof note, "backend cpu (auto: estimated %.3g s here, %.3g s on a GPU with its start and exit)",
+                w.cpu_seconds, w.gpu_seconds);
+  w.note = note;
+  return w;
+}
+
+BackendSelection select_backend(BackendChoice choice, int threads, const BackendWeighing* weighed) {
   if (choice == BackendChoice::cpu) return {make_cpu_backend(threads), "", ""};
   if (choice == BackendChoice::cuda) {
     if constexpr (!kHaveCudaSketchBackend) {
@@ -57,7 +86,10 @@ BackendSelection select_backend(BackendChoice choice, int threads) {
     return {make_cuda_backend(0, threads), "", ""};
 #endif
   }
-  // auto: a usable GPU when this build can use one, otherwise the CPU; say which and why.
+  // auto: the CPU when it is expected to answer sooner than a GPU would (no CUDA call at all then: the
+  // driver's start and teardown are what it saves), else a usable GPU when this build can use one,
+  // otherwise the CPU; say which and why.
+  if (weighed && weighed->prefer_cpu) return {make_cpu_backend(threads), weighed->note, ""};
   const CudaInfo cuda = query_cuda();
 #ifdef PAGH_MM_HAVE_SKETCH_CUDA
   if (!cuda.devices.empty())

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "sketch/compressed_product.hpp"
+#include "sketch/method.hpp"
 #include "sketch/params.hpp"
 
 namespace pagh_mm {
@@ -50,8 +51,39 @@ struct BackendSelection {
   std::string auto_detail;
 };
 
-// --backend cuda without a usable CUDA backend throws CliError (69). threads: 0 = all.
-BackendSelection select_backend(BackendChoice choice, int threads);
+// --backend auto weighs the CPU against the GPU before the inputs are read, for a dense product
+// whose shape their headers declare (Matrix Market array files, .npy): A is m x K, B is K x p.
+struct DenseShape {
+  std::int64_t m = 0, K = 0, p = 0;
+};
+
+// What a GPU run costs once per process beyond the cost model's estimate of its sketch or exact
+// product (pagh::cuda_throughput): the CUDA context's teardown when the process exits, 148-173 ms
+// on the H100 host however small the product (bench/RESULTS.md, "pagh-mm's covariance run"). The
+// context's start (~230 ms there) runs beside reading and is counted as hidden by it, which leans
+// towards the GPU where the two are close.
+struct GpuProcessCosts {
+  double seconds = 0.15;
+};
+
+struct BackendWeighing {
+  bool prefer_cpu = false;
+  double cpu_seconds = 0;  // the model's estimate on the CPU (the method it would choose there)
+  double gpu_seconds = 0;  // on the GPU, with GpuProcessCosts
+  std::string note;        // why, in the words of --backend auto's note
+};
+
+// The CPU when its estimated time (pagh::choose_method with pagh::cpu_throughput(threads)) is below
+// the GPU's (pagh::cuda_throughput, the exact product on the host where that is cheaper, as
+// method_choice.cpp does) plus `costs`; method: the method that will be asked for (automatic
+// weighs sketch against exact on each backend). threads: 0 = all.
+BackendWeighing weigh_backends(const DenseShape& shape, const pagh::SketchParams& params, pagh::Method method, int threads,
+                               const GpuProcessCosts& costs = {});
+
+// --backend cuda without a usable CUDA backend throws CliError (69). threads: 0 = all. weighed: for
+// auto, weigh_backends's answer when the shape was known; a preferred CPU is then taken without
+// starting CUDA at all.
+BackendSelection select_backend(BackendChoice choice, int threads, const BackendWeighing* weighed = nullptr);
 
 std::unique_ptr<SketchBackend> make_cpu_backend(int threads);
 

@@ -1,5 +1,8 @@
 #include "inputs.hpp"
 
+#include <exception>
+#include <filesystem>
+#include <system_error>
 #include <string>
 #include <string_view>
 
@@ -71,6 +74,28 @@ InputMatrix read_input(const std::string& path, bool transpose, int threads) {
     // Keep the reader's message as is: it already names the file and, for content, the line.
     throw CliError(classify_read_failure(e), "", without_reader_api_names(without_api_hint(e.what())));
   }
+}
+
+std::optional<std::pair<std::int64_t, std::int64_t>> declared_dense_size(const std::string& path, bool transpose) {
+  namespace mio = pagh::matrix_io;
+  std::pair<std::int64_t, std::int64_t> size;
+  try {
+    // A pipe or device would lose the bytes looked at to the real read.
+    std::error_code ignored;
+    if (!std::filesystem::is_regular_file(path, ignored)) return std::nullopt;
+    if (mio::is_npy_file(path)) {
+      const mio::NpyHeader header = mio::read_npy_header(path);
+      size = {header.rows, header.cols};
+    } else {
+      const mio::Header header = mio::read_header(path);
+      if (header.format != mio::Format::array) return std::nullopt;
+      size = {header.rows, header.cols};
+    }
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (transpose) std::swap(size.first, size.second);
+  return size;
 }
 
 void check_multipliable(const InputMatrix& a, const InputMatrix& b) {

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "backend.hpp"
 #include "exit_codes.hpp"
@@ -30,6 +32,13 @@ ExitCode classify_read_failure(const pagh::matrix_io::MatrixMarketError& error);
 // no cost: its data is the transpose's column-major layout). threads: the reader's (0 = all).
 // Throws CliError with the code above and the reader's message ("<file>:<line>: <reason>").
 InputMatrix read_input(const std::string& path, bool transpose = false, int threads = 0);
+
+// The rows and columns (of the transpose when transpose) that a file declares in its header when
+// read_input always reads it as a dense matrix: a Matrix Market array file or a .npy array. nullopt
+// for coordinate files (their representation depends on their density), for anything but a regular
+// file (a pipe would lose what is looked at) and for any header that cannot be read: read_input then
+// says why. Reads the header only.
+std::optional<std::pair<std::int64_t, std::int64_t>> declared_dense_size(const std::string& path, bool transpose = false);
 
 // Throws CliError (65) naming both files unless cols(A) == rows(B).
 void check_multipliable(const InputMatrix& a, const InputMatrix& b);

@@ -261,6 +261,21 @@ int run_exact(const MultiplyOptions& o, SketchBackend& backend, const InputMatri
   return 0;
 }
 
+// weigh_backends for the product the inputs' headers declare, when both are read densely and fit
+// together; nullopt otherwise (the read reports any problem with them).
+std::optional<BackendWeighing> weigh_declared_product(const MultiplyOptions& o) {
+  const auto a = declared_dense_size(o.a_path, o.transpose_a);
+  const auto b = a ? declared_dense_size(o.b_path) : std::nullopt;
+  if (!a || !b || a->second != b->first) return std::nullopt;
+  const bool needs_sketch = o.verify || o.full || !o.sketch_path.empty();
+  const pagh::Method method = needs_sketch && o.method == pagh::Method::automatic ? pagh::Method::sketch : o.method;
+  try {
+    return weigh_backends({.m = a->first, .K = a->second, .p = b->second}, o.sketch.params, method, o.sketch.params.threads);
+  } catch (const pagh::Error&) {
+    return std::nullopt;  // parameters the sketch refuses: the run says so later, on whichever backend
+  }
+}
+
 }  // namespace
 
 int run_multiply(const std::vector<std::string>& args, MultiplyHooks* hooks) {
@@ -276,10 +291,14 @@ int run_multiply(const std::vector<std::string>& args, MultiplyHooks* hooks) {
   // while the outputs are staged and the inputs read. Errors keep the order of a backend started
   // first: the backend (69), then the outputs (73), then the inputs; a step that fails waits for
   // the backend and reports the backend's error instead when it has one.
+  // --backend auto on dense inputs of known shape: the CPU where it answers sooner than a GPU whose
+  // context would have to start and be torn down (weigh_backends).
+  std::optional<BackendWeighing> weighed;
+  if (o.sketch.backend == BackendChoice::automatic) weighed = weigh_declared_product(o);
   double backend_start_ms = 0;
-  std::future<BackendSelection> starting = std::async(std::launch::async, [&o, &backend_start_ms] {
+  std::future<BackendSelection> starting = std::async(std::launch::async, [&o, &backend_start_ms, &weighed] {
     const auto begin = Clock::now();
-    BackendSelection selected = select_backend(o.sketch.backend, o.sketch.params.threads);
+    BackendSelection selected = select_backend(o.sketch.backend, o.sketch.params.threads, weighed ? &*weighed : nullptr);
     backend_start_ms = ms_since(begin);
     return selected;
   });

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "backend.hpp"
 #include "cli_error.hpp"
 #include "json_writer.hpp"
 #include "output_files.hpp"
@@ -128,6 +129,45 @@ TEST(JsonWriterTest, RefusesAnUnclosedDocument) {
 }
 
 TEST(OneLineTest, MessagesNeverSpanLines) { EXPECT_EQ(one_line("a\nb\r\nc\n"), "a b  c"); }
+
+// --backend auto's weighing (the model's arithmetic, no timing): a GPU run pays its context's
+// teardown whatever the product, so the CPU answers small products sooner; large ones go to the GPU.
+TEST(BackendWeighingTest, SmallDenseProductsStayOnTheCpuLargeOnesGoToTheGpu) {
+  const pagh::SketchParams params;  // the defaults pagh-mm sketches with
+  for (const pagh::Method method : {pagh::Method::automatic, pagh::Method::sketch}) {
+    // The covariance screen of issue 27 (4000 x 5000 times 5000 x 4000) on 16 threads, and 2 x 2.
+    const BackendWeighing covariance = weigh_backends({.m = 4000, .K = 5000, .p = 4000}, params, method, 16);
+    EXPECT_TRUE(covariance.prefer_cpu) << covariance.cpu_seconds << " vs " << covariance.gpu_seconds;
+    EXPECT_NE(covariance.note.find("backend cpu (auto: estimated"), std::string::npos) << covariance.note;
+    EXPECT_TRUE(weigh_backends({.m = 2, .K = 2, .p = 2}, params, method, 16).prefer_cpu);
+    // Four times each side: 64x the work; the GPU's fixed costs no longer decide.
+    const BackendWeighing large = weigh_backends({.m = 16384, .K = 20000, .p = 16384}, params, method, 16);
+    EXPECT_FALSE(large.prefer_cpu) << large.cpu_seconds << " vs " << large.gpu_seconds;
+    // The same covariance screen on one CPU thread is the GPU's.
+    EXPECT_FALSE(weigh_backends({.m = 4000, .K = 5000, .p = 4000}, params, method, 1).prefer_cpu);
+  }
+  // The GPU's process costs are what tips the covariance screen: without them the GPU would win.
+  const BackendWeighing free_start = weigh_backends({.m = 4000, .K = 5000, .p = 4000}, params, pagh::Method::sketch, 16, {.seconds = 0});
+  const BackendWeighing with_start = weigh_backends({.m = 4000, .K = 5000, .p = 4000}, params, pagh::Method::sketch, 16);
+  EXPECT_DOUBLE_EQ(with_start.gpu_seconds - free_start.gpu_seconds, GpuProcessCosts{}.seconds);
+  EXPECT_EQ(free_start.cpu_seconds, with_start.cpu_seconds);
+}
+
+// A preferred CPU is taken without asking CUDA anything; an explicit --backend is never weighed.
+TEST(BackendWeighingTest, SelectionFollowsTheWeighingOnlyForAuto) {
+  BackendWeighing cpu_sooner;
+  cpu_sooner.prefer_cpu = true;
+  cpu_sooner.note = "backend cpu (auto: estimated 0.1 s here, 0.3 s on a GPU with its start and exit)";
+  const BackendSelection chosen = select_backend(BackendChoice::automatic, 1, &cpu_sooner);
+  EXPECT_EQ(chosen.backend->name(), "cpu");
+  EXPECT_EQ(chosen.auto_note, cpu_sooner.note);
+  const BackendSelection explicit_cpu = select_backend(BackendChoice::cpu, 1, &cpu_sooner);
+  EXPECT_EQ(explicit_cpu.auto_note, "");
+  BackendWeighing gpu_sooner;  // prefer_cpu false: auto decides as without a weighing
+  const BackendSelection unweighed = select_backend(BackendChoice::automatic, 1, &gpu_sooner);
+  EXPECT_NE(unweighed.auto_note, cpu_sooner.note);
+  EXPECT_EQ(unweighed.auto_note, select_backend(BackendChoice::automatic, 1).auto_note);
+}
 
 }  // namespace
 }  // namespace pagh_mm

@@ -4,6 +4,7 @@
 #include <zlib.h>
 
 #include "cli_test_support.hpp"
+#include "inputs.hpp"
 #include "matrix_io/npy.hpp"
 #include "matrix_io/read.hpp"
 #include "matrix_io/write.hpp"
@@ -103,6 +104,21 @@ TEST_F(Cli, BadNpyInputsAreOneLineErrors) {
   EXPECT_EQ(ints.status, 65);
   expect_one_line_error(ints, {"ints.npy: dtype '<i8' is not supported"});
   EXPECT_EQ(ints.out, "");
+}
+
+// --backend auto weighs the backends on the shape the headers declare, before reading: only for
+// files that are always read densely (array files, .npy), transposed by --transpose-a.
+TEST_F(Cli, DeclaredDenseSizeReadsOnlyDenseHeaders) {
+  EXPECT_EQ(pagh_mm::declared_dense_size(A()), std::make_pair(std::int64_t{64}, std::int64_t{96}));
+  EXPECT_EQ(pagh_mm::declared_dense_size(A(), true), std::make_pair(std::int64_t{96}, std::int64_t{64}));
+  write_c_order_npy(work("x.npy"), Eigen::MatrixXd::Ones(3, 5));
+  EXPECT_EQ(pagh_mm::declared_dense_size(work("x.npy").string()), std::make_pair(std::int64_t{3}, std::int64_t{5}));
+  std::ofstream(work("coo.mtx")) << "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1.5\n";
+  EXPECT_EQ(pagh_mm::declared_dense_size(work("coo.mtx").string()), std::nullopt);  // density decides
+  std::ofstream(work("bad.mtx")) << "%%MatrixMarket matrix array real general\nnot a size\n";
+  EXPECT_EQ(pagh_mm::declared_dense_size(work("bad.mtx").string()), std::nullopt);  // the read says why
+  EXPECT_EQ(pagh_mm::declared_dense_size(work("missing.mtx").string()), std::nullopt);
+  EXPECT_EQ(pagh_mm::declared_dense_size("/dev/null"), std::nullopt);  // not a regular file: never read
 }
 
 }  // namespace pagh_mm_test

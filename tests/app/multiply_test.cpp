@@ -44,7 +44,9 @@ TEST_F(Cli, DefaultRunPrintsTopTenWithErrorBarsAndNamesTheBackend) {
     if (rank <= 4) top4.insert({i, j});
   }
   EXPECT_EQ(top4, planted_positions());
-  EXPECT_NE(r.err.find("pagh-mm: backend " + expected_auto_backend() + " (auto:"), std::string::npos) << r.err;
+  // A product this small is answered sooner on the CPU than a GPU context starts and ends
+  // (weigh_backends), so auto keeps it there on any machine.
+  EXPECT_NE(r.err.find("pagh-mm: backend cpu (auto:"), std::string::npos) << r.err;
 }
 
 TEST_F(Cli, TopLimitsTheEntriesToK) {
