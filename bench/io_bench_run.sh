@@ -6,7 +6,7 @@
 #   bench/io_bench_run.sh BUILD_DIR WORK_DIR [PYTHON] [REPEATS] [FILES]
 # PYTHON should have fast_matrix_market (pip install fast_matrix_market); without it io_bench
 # times scipy.io.mmread and says so. FILES: "all" (default) or "small" (no 1 GB file). The -v
-# output of the last run of each method is left in WORK_DIR/stderr_METHOD.txt.
+# output of the last run of each backend and method is left in WORK_DIR/stderr_BACKEND_METHOD.txt.
 set -euo pipefail
 build=$1 work=$2 python=${3:-python3} repeats=${4:-3} files=${5:-all}
 pagh_mm=$build/app/pagh-mm
@@ -28,15 +28,23 @@ echo
 cp "$work/tiny_a.mtx" "$work/tiny_b.mtx"
 TIMEFORMAT='%R'
 # --method auto may answer with the exact product where its cost model finds that cheaper; --method
-# sketch times the compressed product itself.
-for method in auto sketch; do
-  for run in 1 2; do
-    wall=$( { time "$pagh_mm" -v --method "$method" "$work/A.mtx" "$work/B.mtx" >"$work/report.txt" 2>"$work/stderr_$method.txt"; } 2>&1 )
-    echo "pagh-mm -v --method $method A.mtx B.mtx, run $run: $wall s wall; $(grep '^time' "$work/report.txt")"
+# sketch times the compressed product itself. --backend auto weighs the CPU against the GPU's start
+# and exit (app/backend.hpp, weigh_backends); cpu and cuda time each backend as such (cuda fails
+# with status 69 on a machine without a GPU: those runs then print the error).
+for backend in auto cpu cuda; do
+  for method in auto sketch; do
+    for run in 1 2 3; do
+      wall=$( { time "$pagh_mm" -v --backend "$backend" --method "$method" "$work/A.mtx" "$work/B.mtx" >"$work/report.txt" 2>"$work/stderr_${backend}_$method.txt" || true; } 2>&1 )
+      echo "pagh-mm -v --backend $backend --method $method A.mtx B.mtx, run $run: $wall s wall; $(grep '^time' "$work/report.txt" || tail -1 "$work/stderr_${backend}_$method.txt")"
+    done
+    grep -E "backend|method|sketch|selection" "$work/stderr_${backend}_$method.txt" || true
+    for run in 1 2; do
+      wall=$( { time "$pagh_mm" --backend "$backend" --method "$method" "$work/tiny_a.mtx" "$work/tiny_b.mtx" >"$work/report.txt" 2>&1 || true; } 2>&1 )
+      echo "pagh-mm --backend $backend --method $method on 2 x 2 inputs, run $run: $wall s wall; $(grep "^time" "$work/report.txt" || tail -1 "$work/report.txt")"
+    done
   done
-  grep -E "backend|method|sketch" "$work/stderr_$method.txt" || true
-  for run in 1 2; do
-    wall=$( { time "$pagh_mm" --method "$method" "$work/tiny_a.mtx" "$work/tiny_b.mtx" >"$work/report.txt" 2>&1 || true; } 2>&1 )
-    echo "pagh-mm --method $method on 2 x 2 inputs, run $run: $wall s wall; $(grep "^time" "$work/report.txt" || tail -1 "$work/report.txt")"
-  done
+done
+for run in 1 2 3; do
+  wall=$( { time "$pagh_mm" --help >/dev/null; } 2>&1 )
+  echo "pagh-mm --help, run $run: $wall s wall"
 done
