@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <exception>
 #include <future>
 #include <iostream>
 #include <memory>
@@ -271,8 +272,9 @@ std::optional<BackendWeighing> weigh_declared_product(const MultiplyOptions& o) 
   const pagh::Method method = needs_sketch && o.method == pagh::Method::automatic ? pagh::Method::sketch : o.method;
   try {
     return weigh_backends({.m = a->first, .K = a->second, .p = b->second}, o.sketch.params, method, o.sketch.params.threads);
-  } catch (const pagh::Error&) {
-    return std::nullopt;  // parameters the sketch refuses: the run says so later, on whichever backend
+  } catch (const std::exception&) {
+    // Parameters the sketch refuses, shapes beyond the model: the run says so later, unweighed.
+    return std::nullopt;
   }
 }
 
