@@ -157,8 +157,11 @@ class Engine {
       if constexpr (kScatterInStorage)
         if (params.stabilization == fwht::Stabilization::none && params.algorithm == fwht::Algorithm::folklore) product.emplace(b);
     }
+    // On the fused path y starts kVectorGap elements after x's end (half of 4 KiB): rows of x and of
+    // y the same distance into their vectors then fall in different L1 sets in the product pass.
+    static constexpr std::size_t kVectorGap = 2048 / sizeof(T);
     T* vectors() {
-      if (!vectors_) vectors_.emplace(2 * static_cast<std::size_t>(buckets));
+      if (!vectors_) vectors_.emplace(2 * static_cast<std::size_t>(buckets) + kVectorGap);
       return vectors_->data;
     }
     index buckets;
@@ -293,7 +296,7 @@ class Engine {
         if constexpr (LinesB::kCountsKnown) context.nonzeros[1] = b_.nnz(k);
         if constexpr (kScatterInStorage)
           w.product->accumulate(part.spectrum.data() + static_cast<std::size_t>(t) * b, reinterpret_cast<Acc*>(w.vectors()),
-                                reinterpret_cast<Acc*>(w.vectors()) + b,
+                                reinterpret_cast<Acc*>(w.vectors()) + b + Workspace::kVectorGap,
                                 {&FillContext::fill, &context, deciding ? &FillContext::decide : nullptr});
         if (deciding && path == Path::direct) add_outer_product(t, k, direct_of(part, t), w.direct);
       }
