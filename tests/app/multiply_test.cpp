@@ -98,7 +98,8 @@ TEST_F(Cli, JsonHasSchemaParametersSeedBackendTimingsAndNoMetricsWithoutVerify) 
   EXPECT_EQ(j["parameters"]["precision"], "fp32");
   EXPECT_EQ(j["seed"], 1);
   EXPECT_EQ(j["backend"]["requested"], "auto");
-  EXPECT_EQ(j["backend"]["name"], expected_auto_backend());
+  // Dense files of declared shape this small stay on the CPU under auto on any machine (weigh_backends).
+  EXPECT_EQ(j["backend"]["name"], "cpu");
   EXPECT_FALSE(j["backend"]["device"].get<std::string>().empty());
   EXPECT_TRUE(j["metrics"].is_null());
   for (const char* stage : {"read_a", "read_b", "hashing", "sketching", "inverse", "compress", "select", "total"}) {
