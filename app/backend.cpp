@@ -88,8 +88,9 @@ BackendSelection select_backend(BackendChoice choice, int threads, const Backend
   }
   // auto: the CPU when it is expected to answer sooner than a GPU would (no CUDA call at all then: the
   // driver's start and teardown are what it saves), else a usable GPU when this build can use one,
-  // otherwise the CPU; say which and why.
-  if (weighed && weighed->prefer_cpu) return {make_cpu_backend(threads), weighed->note, ""};
+  // otherwise the CPU; say which and why. A build without the CUDA backend has nothing to weigh
+  // against, so it does not quote the GPU's estimate.
+  if (kHaveCudaSketchBackend && weighed && weighed->prefer_cpu) return {make_cpu_backend(threads), weighed->note, ""};
   const CudaInfo cuda = query_cuda();
 #ifdef PAGH_MM_HAVE_SKETCH_CUDA
   if (!cuda.devices.empty())
