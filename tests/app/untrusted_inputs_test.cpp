@@ -89,6 +89,11 @@ TEST_F(Untrusted, PairsOfSizeFieldsAreRefusedOrAnswered) {
         }
 }
 
+// 2 GiB of address space: room for pagh-mm's own shared libraries (a build with the CUDA backends and
+// NCCL maps about 1 GB of them before main: cuBLASLt 0.54 GB, NCCL 0.22 GB, cuRAND 0.13 GB), far
+// below what the crafted files below claim (10.7 GB and more).
+constexpr const char* kAddressCap = "ulimit -v 2097152";
+
 // An 8 KB file claiming d = 1024 and a 2^20 x 2^20 product (10.7 GB of hash tables), and one
 // claiming 2^47 x 2^47: refused at once, under an address-space limit, not killed.
 TEST_F(Untrusted, SmallFilesClaimingHugeProductsAreRefusedQuicklyUnderAMemoryCap) {
@@ -103,7 +108,7 @@ TEST_F(Untrusted, SmallFilesClaimingHugeProductsAreRefusedQuicklyUnderAMemoryCap
       std::vector<std::string> args = {command, path};
       if (std::string(command) == "query") args.insert(args.end(), {"1", "1"});
       const auto start = std::chrono::steady_clock::now();
-      const Result r = run_limited("ulimit -v 1048576", args);  // 1 GiB of address space
+      const Result r = run_limited(kAddressCap, args);
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       EXPECT_EQ(r.status, 71) << name << " " << command << ": " << r.err;
       expect_one_line_error(r, {path, "insufficient memory: needs", "GB available"});
@@ -112,7 +117,7 @@ TEST_F(Untrusted, SmallFilesClaimingHugeProductsAreRefusedQuicklyUnderAMemoryCap
     }
   }
   // The limit alone is harmless: a valid small file answers under it.
-  const Result fine = run_limited("ulimit -v 1048576", {"query", craft({}, "small.pagh"), "1", "1"});
+  const Result fine = run_limited(kAddressCap, {"query", craft({}, "small.pagh"), "1", "1"});
   EXPECT_EQ(fine.status, 0) << fine.err;
 }
 
@@ -150,10 +155,10 @@ TEST_F(Untrusted, ASketchLengthTooShortToRankIsAUsageError) {
 }
 
 TEST_F(Untrusted, DevicesAreNotReadUntilMemoryRunsOut) {
-  const Result sketch = run_limited("ulimit -v 1048576", {"query", "/dev/zero", "1", "1"});
+  const Result sketch = run_limited(kAddressCap, {"query", "/dev/zero", "1", "1"});
   EXPECT_EQ(sketch.status, 65) << sketch.err;
   expect_one_line_error(sketch, {"/dev/zero", "not a pagh sketch file"});
-  const Result matrix = run_limited("ulimit -v 1048576", {"--backend", "cpu", "/dev/zero", B()});
+  const Result matrix = run_limited(kAddressCap, {"--backend", "cpu", "/dev/zero", B()});
   EXPECT_EQ(matrix.status, 65) << matrix.err;
   expect_one_line_error(matrix, {"/dev/zero", "banner"});
 }
