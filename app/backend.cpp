@@ -42,22 +42,29 @@ const char* to_string(BackendChoice choice) {
   return "?";
 }
 
+pagh::Throughput with_cheaper_exact(pagh::Throughput device, const pagh::Throughput& host, const pagh::ProductCounts& counts,
+                                    const pagh::SketchParams& params, bool* on_host) {
+  const auto exact_seconds = [&](const pagh::Throughput& rates) {
+    return pagh::choose_method(pagh::Method::sketch, counts, params, rates).exact_seconds;
+  };
+  const bool host_cheaper = exact_seconds(host) < exact_seconds(device);
+  if (host_cheaper) {
+    device.gemm_flops = host.gemm_flops, device.sparse_products = host.sparse_products, device.scanned_entries = host.scanned_entries;
+    device.transfer_bytes = host.transfer_bytes, device.exact_fixed = host.exact_fixed, device.exact_engine = host.exact_engine;
+  }
+  if (on_host) *on_host = host_cheaper;
+  return device;
+}
+
 BackendWeighing weigh_backends(const DenseShape& shape, const pagh::SketchParams& params, pagh::Method method, int threads,
                                const GpuProcessCosts& costs) {
   const pagh::ProductCounts counts = pagh::count_dense_product(shape.m, shape.K, shape.p);
   const pagh::Throughput host = pagh::cpu_throughput(threads, params.precision);
-  pagh::Throughput gpu = pagh::cuda_throughput();
+  const pagh::Throughput gpu = with_cheaper_exact(pagh::cuda_throughput(), host, counts, params);
   const auto seconds = [&](const pagh::Throughput& rates) {
     const pagh::MethodChoice choice = pagh::choose_method(method, counts, params, rates);
     return choice.method == pagh::Method::exact ? choice.exact_seconds : choice.sketch_seconds;
   };
-  const auto exact_seconds = [&](const pagh::Throughput& rates) {
-    return pagh::choose_method(pagh::Method::sketch, counts, params, rates).exact_seconds;
-  };
-  if (exact_seconds(host) < exact_seconds(gpu)) {
-    gpu.gemm_flops = host.gemm_flops, gpu.sparse_products = host.sparse_products, gpu.scanned_entries = host.scanned_entries;
-    gpu.transfer_bytes = host.transfer_bytes, gpu.exact_fixed = host.exact_fixed, gpu.exact_engine = host.exact_engine;
-  }
   BackendWeighing w;
   w.cpu_seconds = seconds(host);
   w.gpu_seconds = seconds(gpu) + costs.seconds;

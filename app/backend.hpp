@@ -73,9 +73,14 @@ struct BackendWeighing {
   std::string note;        // why, in the words of --backend auto's note
 };
 
+// `device`'s throughputs, with the host's exact-product rates where the model computes the exact
+// product sooner on the host: a device's exact product pays fixed costs (library handles, copies)
+// whatever the size. on_host (if given) says which side the exact product's rates are from.
+pagh::Throughput with_cheaper_exact(pagh::Throughput device, const pagh::Throughput& host, const pagh::ProductCounts& counts,
+                                    const pagh::SketchParams& params, bool* on_host = nullptr);
+
 // The CPU when its estimated time (pagh::choose_method with pagh::cpu_throughput(threads)) is below
-// the GPU's (pagh::cuda_throughput, the exact product on the host where that is cheaper, as
-// method_choice.cpp does) plus `costs`; method: the method that will be asked for (automatic
+// the GPU's (pagh::cuda_throughput through with_cheaper_exact) plus `costs`; method: the method that will be asked for (automatic
 // weighs sketch against exact on each backend). threads: 0 = all.
 BackendWeighing weigh_backends(const DenseShape& shape, const pagh::SketchParams& params, pagh::Method method, int threads,
                                const GpuProcessCosts& costs = {});

@@ -27,27 +27,25 @@ bool both_sparse(const InputMatrix& a, const InputMatrix& b) { return !a.is_dens
 
 }  // namespace
 
+pagh::Method method_to_weigh(const MultiplyOptions& o) {
+  const bool needs_sketch = o.verify || o.full || !o.sketch_path.empty();
+  return needs_sketch && o.method == pagh::Method::automatic ? pagh::Method::sketch : o.method;
+}
+
 MethodReport choose_multiply_method(const SketchBackend& backend, const InputMatrix& a, const InputMatrix& b,
                                     const MultiplyOptions& o, const pagh::SketchParams* params) {
   MethodReport report;
   report.requested = method_name(o.method);
-  pagh::Method requested = o.method;
-  const bool needs_sketch = o.verify || o.full || !o.sketch_path.empty();
-  if (needs_sketch && requested == pagh::Method::automatic) requested = pagh::Method::sketch;
+  const pagh::Method requested = method_to_weigh(o);
+  const bool needs_sketch = requested != o.method;  // auto turned into sketch by the outputs
   // A mixed pair is multiplied densely (the sparse side is small enough to have been read).
   const pagh::ProductCounts counts = both_sparse(a, b) ? pagh::count_product(std::get<1>(a.data), std::get<1>(b.data))
                                                         : pagh::count_dense_product(a.rows(), a.cols(), b.cols());
   const pagh::SketchParams& weighed = params ? *params : o.sketch.params;
   const pagh::Throughput host = pagh::cpu_throughput(o.sketch.params.threads, o.sketch.params.precision);
-  pagh::Throughput rates = backend.name() == "cpu" ? host : pagh::cuda_throughput();
-  // A device's exact product pays its fixed costs (library handles, copies) whatever the size: a
-  // small product is computed on the host instead when the model says that is cheaper there.
-  const auto exact_seconds = [&](const pagh::Throughput& r) { return pagh::choose_method(pagh::Method::sketch, counts, weighed, r).exact_seconds; };
-  report.exact_on_host = backend.name() == "cpu" || exact_seconds(host) < exact_seconds(rates);
-  if (report.exact_on_host) {
-    rates.gemm_flops = host.gemm_flops, rates.sparse_products = host.sparse_products, rates.scanned_entries = host.scanned_entries;
-    rates.transfer_bytes = host.transfer_bytes, rates.exact_fixed = host.exact_fixed, rates.exact_engine = host.exact_engine;
-  }
+  report.exact_on_host = true;
+  const pagh::Throughput rates =
+      backend.name() == "cpu" ? host : with_cheaper_exact(pagh::cuda_throughput(), host, counts, weighed, &report.exact_on_host);
   pagh::MethodChoice choice;
   try {
     choice = pagh::choose_method(requested, counts, weighed, rates,

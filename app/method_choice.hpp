@@ -14,6 +14,9 @@
 
 namespace pagh_mm {
 
+// --method as weighed: auto becomes sketch where --verify, --full or --save-sketch need a sketch.
+pagh::Method method_to_weigh(const MultiplyOptions& o);
+
 // --method exact that cannot fit is a usage error (64) naming --method. params: the sketch to weigh
 // (default: the options').
 MethodReport choose_multiply_method(const SketchBackend& backend, const InputMatrix& a, const InputMatrix& b,

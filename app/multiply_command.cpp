@@ -268,10 +268,8 @@ std::optional<BackendWeighing> weigh_declared_product(const MultiplyOptions& o) 
   const auto a = declared_dense_size(o.a_path, o.transpose_a);
   const auto b = a ? declared_dense_size(o.b_path) : std::nullopt;
   if (!a || !b || a->second != b->first) return std::nullopt;
-  const bool needs_sketch = o.verify || o.full || !o.sketch_path.empty();
-  const pagh::Method method = needs_sketch && o.method == pagh::Method::automatic ? pagh::Method::sketch : o.method;
   try {
-    return weigh_backends({.m = a->first, .K = a->second, .p = b->second}, o.sketch.params, method, o.sketch.params.threads);
+    return weigh_backends({.m = a->first, .K = a->second, .p = b->second}, o.sketch.params, method_to_weigh(o), o.sketch.params.threads);
   } catch (const std::exception&) {
     // Parameters the sketch refuses, shapes beyond the model: the run says so later, unweighed.
     return std::nullopt;
