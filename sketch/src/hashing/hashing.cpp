@@ -2,12 +2,14 @@
 // see hashing.hpp for the mapping).
 #include "sketch/hashing.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <mutex>
 #include <string>
 #include <tuple>
 
+#include "compress/huge_pages.hpp"
 #include "fwht/options.hpp"
 #include "hashing/philox.hpp"
 #include "pagh/error.hpp"
@@ -17,12 +19,27 @@ namespace {
 
 // The last tables drawn, when small: callers (benchmarks, studies, the CLI's repeated products)
 // often draw the same tables again. Tables above kCachedBytes are not kept (they would double a
-// large product's memory).
+// large product's memory). They are kept from their second draw on: the copy costs about what
+// drawing does, and a process that draws its tables once (one product, a distributed rank) would
+// pay it for nothing.
 constexpr std::size_t kCachedBytes = std::size_t{64} << 20;
 using TableKey = std::tuple<std::uint64_t, int, std::int64_t, std::int64_t, std::int64_t>;
 std::mutex cache_mutex;
-TableKey cached_key{0, 0, -1, -1, 0};
+TableKey cached_key{0, 0, -1, -1, 0}, last_key{0, 0, -1, -1, 0};
 HashTables cached_tables;
+
+// out[i] = f(word offset + i of the stream) for i < count, generated a chunk at a time (the words stay
+// in L1 between their generation and their use).
+template <class T, class Map>
+void map_words(std::uint64_t seed, std::uint64_t offset, std::uint64_t count, T* out, Map f) {
+  constexpr std::uint64_t kChunk = 2048;
+  std::uint32_t words[kChunk];
+  for (std::uint64_t done = 0; done < count; done += kChunk) {
+    const auto n = static_cast<std::size_t>(std::min(kChunk, count - done));
+    philox::generate(seed, offset + done, words, n);
+    for (std::size_t i = 0; i < n; ++i) out[done + i] = f(words[i]);
+  }
+}
 
 }  // namespace
 
@@ -49,31 +66,30 @@ HashTables draw_hash_tables(std::uint64_t seed, int repetitions, std::int64_t m,
   }
   HashTables tables;
   tables.m = m, tables.p = p, tables.buckets = buckets, tables.repetitions = repetitions;
-  const auto rep_words = static_cast<std::size_t>(rep_words_signed);
-  tables.bucket_a.resize(static_cast<std::size_t>(table_a));
-  tables.sign_a.resize(tables.bucket_a.size());
-  tables.bucket_b.resize(static_cast<std::size_t>(table_b));
-  tables.sign_b.resize(tables.bucket_b.size());
+  const auto rep_words = static_cast<std::uint64_t>(rep_words_signed);
+  // Long tables on huge pages (advised before their first touch: compress/huge_pages.hpp).
+  cpu_sketch::assign_zeroed(tables.bucket_a, static_cast<std::size_t>(table_a));
+  cpu_sketch::assign_zeroed(tables.sign_a, tables.bucket_a.size());
+  cpu_sketch::assign_zeroed(tables.bucket_b, static_cast<std::size_t>(table_b));
+  cpu_sketch::assign_zeroed(tables.sign_b, tables.bucket_b.size());
   if (rep_words == 0) return tables;
 
   const int log2b = std::countr_zero(static_cast<std::uint64_t>(buckets));
-  std::vector<std::uint32_t> words(rep_words);
+  auto bucket = [log2b](std::uint32_t u) { return log2b == 0 ? 0u : static_cast<std::uint32_t>(u >> (32 - log2b)); };
+  auto sign = [](std::uint32_t u) { return static_cast<std::int8_t>((u >> 31) ? -1 : 1); };
+  const auto um = static_cast<std::uint64_t>(m), up = static_cast<std::uint64_t>(p);
   for (int t = 0; t < repetitions; ++t) {
-    philox::generate(seed, static_cast<std::uint64_t>(t) * rep_words, words.data(), words.size());
-    auto bucket = [log2b](std::uint32_t u) { return log2b == 0 ? 0u : static_cast<std::uint32_t>(u >> (32 - log2b)); };
-    auto sign = [](std::uint32_t u) { return static_cast<std::int8_t>((u >> 31) ? -1 : 1); };
-    for (std::int64_t i = 0; i < m; ++i) {
-      tables.bucket_a[static_cast<std::size_t>(t * m + i)] = bucket(words[static_cast<std::size_t>(i)]);
-      tables.sign_a[static_cast<std::size_t>(t * m + i)] = sign(words[static_cast<std::size_t>(m + i)]);
-    }
-    for (std::int64_t j = 0; j < p; ++j) {
-      tables.bucket_b[static_cast<std::size_t>(t * p + j)] = bucket(words[static_cast<std::size_t>(2 * m + j)]);
-      tables.sign_b[static_cast<std::size_t>(t * p + j)] = sign(words[static_cast<std::size_t>(2 * m + p + j)]);
-    }
+    const std::uint64_t at = static_cast<std::uint64_t>(t) * rep_words;
+    const std::size_t row = static_cast<std::size_t>(t) * um, col = static_cast<std::size_t>(t) * up;
+    map_words(seed, at, um, tables.bucket_a.data() + row, bucket);
+    map_words(seed, at + um, um, tables.sign_a.data() + row, sign);
+    map_words(seed, at + 2 * um, up, tables.bucket_b.data() + col, bucket);
+    map_words(seed, at + 2 * um + up, up, tables.sign_b.data() + col, sign);
   }
   if (static_cast<std::size_t>(table_a + table_b) * (sizeof(std::uint32_t) + sizeof(std::int8_t)) <= kCachedBytes) {
     const std::lock_guard<std::mutex> lock(cache_mutex);
-    cached_key = key, cached_tables = tables;
+    if (key == last_key) cached_key = key, cached_tables = tables;
+    last_key = key;
   }
   return tables;
 }
