@@ -94,13 +94,18 @@ struct ShareTimes {
   double sketch_ms = 0, wait_ms = 0, reduce_ms = 0;
   std::int64_t k0 = 0, k1 = 0;  // rank 0's own range
   bool on_devices = false;      // summed by NCCL on the GPUs
+  double copy_ms = 0;           // then the sum's copy to rank 0's host
 };
 
 // The sum of the ranks' sketches on rank 0. GPU ranks sum on their devices through NCCL when the
 // build has it and every rank has a GPU of its own (connected, collectively, at the first GPU
-// sketch); ranks that share a GPU, and CPU ranks, sum host copies through MPI.
+// sketch): the sum stays on rank 0's GPU, which answers top_k, above and decompress as one GPU
+// process's product does, beside the host copy that pagh-mm needs whatever it asks (its overflow
+// check, noise model, known diagonal and saved sketch read every value), timed apart from the sum.
+// Ranks that share a GPU, and CPU ranks, sum host copies through MPI.
 struct SketchSum {
   int local_rank = 0;  // the GPU: local rank % GPUs (rank 0, local rank 0, sketches on device 0)
+  double copy_ms = 0;  // rank 0, the last NCCL sum: the copy of the sum to the host
 #ifdef PAGH_DISTRIBUTED_HAVE_NCCL
   bool tried = false;
   std::unique_ptr<pagh::mpi::NcclSum> nccl;
@@ -114,7 +119,18 @@ struct SketchSum {
       tried = true, nccl = pagh::mpi::NcclSum::connect(comm, local_rank % devices);
     }
     on_devices = on_gpus && nccl;
-    if (on_devices) return pagh::mpi::sum_device_sketches(partial, *nccl, 0, &timings);
+    if (on_devices) {
+      std::optional<pagh::cuda::DeviceProduct> sum = pagh::mpi::sum_on_device(partial, *nccl, 0, &timings);
+      std::optional<pagh::CompressedProduct> host;
+      std::exception_ptr failure;
+      try {
+        if (sum) host.emplace(pagh::mpi::with_host_copy(std::move(*sum), &partial.tables(), &copy_ms));
+      } catch (...) {
+        failure = std::current_exception();
+      }
+      agree(comm, failure);  // a copy that failed on rank 0 ends every rank, as a failed sum does
+      return host;
+    }
 #else
     (void)on_gpus, on_devices = false;
 #endif
@@ -164,7 +180,7 @@ std::optional<pagh::CompressedProduct> sketch_share(MPI_Comm comm, const std::st
   std::optional<pagh::CompressedProduct> sum = sum_of(comm, backend->name() == "cuda", *partial, reduce, on_devices);
   double slowest[3] = {sketched - start, agreed - sketched, reduce.reduce_ms};
   MPI_Reduce(me == 0 ? MPI_IN_PLACE : slowest, slowest, 3, MPI_DOUBLE, MPI_MAX, 0, comm);
-  times = {slowest[0], slowest[1], slowest[2], k0, k1, on_devices};
+  times = {slowest[0], slowest[1], slowest[2], k0, k1, on_devices, sum_of.copy_ms};
   return sum;
 }
 
@@ -226,7 +242,7 @@ int run_worker(MPI_Comm comm, int local_rank) {
 }
 
 // Rank 0's backend: the selected one sketches rank 0's share; the sum of every rank's is the product.
-// Queries run on the host copy of the sum (the selected backend holds only a share on its device).
+// Queries run on the host copy of the sum, or on rank 0's GPU where the sum was made there (NCCL).
 class DistributedBackend final : public SketchBackend {
  public:
   DistributedBackend(MPI_Comm comm, std::unique_ptr<SketchBackend> own, const MultiplyOptions& options)
@@ -242,13 +258,16 @@ class DistributedBackend final : public SketchBackend {
     ShareTimes times;
     try {
       std::optional<pagh::CompressedProduct> sum = sketch_share(comm_, inputs_, &a, &b, own_.get(), nullptr, params, times, sum_of_);
-      if (verbose_)
+      if (verbose_) {
         std::fprintf(stderr,
                      "pagh-mm: distributed over %d ranks (rank 0: k %lld..%lld of %lld): slowest share %.1f ms, "
-                     "waiting %.1f ms, sum of the sketches %.1f ms (%s)\n",
+                     "waiting %.1f ms, sum of the sketches %.1f ms (%s)",
                      size_of(comm_), static_cast<long long>(times.k0), static_cast<long long>(times.k1),
                      static_cast<long long>(cols_in(a)), times.sketch_ms, times.wait_ms, times.reduce_ms,
                      times.on_devices ? "NCCL, on the GPUs" : "MPI, on the hosts");
+        if (times.on_devices) std::fprintf(stderr, ", its copy to rank 0's host %.1f ms", times.copy_ms);
+        std::fprintf(stderr, "\n");
+      }
       return std::move(*sum);
     } catch (const pagh::mpi::RankFailure& e) {
       throw CliError(static_cast<ExitCode>(e.code()), "", e.what());

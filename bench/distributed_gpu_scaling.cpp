@@ -3,17 +3,21 @@
 //   mpirun -np N distributed_gpu_scaling WORKLOAD RUNS
 // Every rank builds the same workload (matrix_io/synthetic.hpp), keeps an equal share of the inner
 // indices and sketches it with pagh::cuda::compress on GPU local rank % GPUs. Then the d * b partial
-// sketches are summed on rank 0 three ways, each timed alone between barriers:
-//   nccl_sum_ms  pagh::mpi::sum_device_sketches: segments by ncclSend/ncclRecv, the rank-order add
-//                kernel, the gather, the copy of the sum to rank 0's host (its parts below)
+// sketches are summed on rank 0 four ways, each timed alone between barriers:
+//   device_sum_ms  pagh::mpi::sum_on_device: segments by ncclSend/ncclRecv, the rank-order add kernel,
+//                the gather, the sum made a DeviceProduct on rank 0's GPU (a device copy, its tables
+//                drawn there, its Frobenius estimate); nothing copied to the host
+//   nccl_sum_ms  pagh::mpi::sum_device_sketches: the same and the copy of the sum to rank 0's host
+//                (its parts below)
 //   host_sum_ms  what GPU ranks do without NCCL: the copy of each rank's sketch to its host
 //                (DeviceProduct::to_host, d2h_ms of it) and pagh::mpi::sum_sketches
 //   nccl_reduce_ms  the alternative a user would pick: ncclReduce(ncclSum) of as many doubles to rank
 //                0, on the device (NCCL's ring or tree order, not rank order: no determinism contract)
-// and whether the NCCL and host sums agree bit for bit (same_bits 1: they add in the same order).
+// and whether the NCCL sums (both) and the host sum agree bit for bit (same_bits 1: they add in the
+// same order; the device product's values compared through to_host, outside the timing).
 // Rank 0 prints one CSV line per run set, each time the median over RUNS runs after one warm-up:
-//   workload,gpus,m,K,p,nnz_a,nnz_b,buckets,sketch_ms,wait_ms,nccl_sum_ms,exchange_ms,add_ms,gather_ms,
-//   host_sum_ms,d2h_ms,nccl_reduce_ms,same_bits
+//   workload,gpus,m,K,p,nnz_a,nnz_b,buckets,sketch_ms,wait_ms,device_sum_ms,nccl_sum_ms,exchange_ms,add_ms,
+//   gather_ms,host_sum_ms,d2h_ms,nccl_reduce_ms,same_bits
 // (sketch_ms the slowest rank's own sketch, wait_ms the longest wait for it at the barrier after; the
 // sums' the slowest rank's; gather_ms includes the copy of the sum to rank 0's host). With more ranks than GPUs NCCL cannot connect: the NCCL columns are then empty.
 //
@@ -81,7 +85,7 @@ void run(const std::string& workload, const MA& A, const MB& B, int runs, std::i
   cudaStream_t stream = nullptr;
   check(cudaStreamCreate(&stream) == cudaSuccess, "cudaStreamCreate");
   double* reduced = nullptr;
-  std::vector<double> sketch, wait, nccl_sum, exchange, add, gather, host_sum, d2h, nccl_reduce;
+  std::vector<double> sketch, wait, device_sum, nccl_sum, exchange, add, gather, host_sum, d2h, nccl_reduce;
   std::int64_t buckets = 0;
   int same = 1;
   for (int r = 0; r <= runs; ++r) {
@@ -94,9 +98,15 @@ void run(const std::string& workload, const MA& A, const MB& B, int runs, std::i
     const double waited = pagh::mpi::wall_ms();
     buckets = partial.buckets();
     const std::int64_t values = buckets * partial.repetitions();
-    double times[8] = {sketched - start, waited - sketched, -1, 0, 0, 0, -1, -1};
-    std::optional<pagh::CompressedProduct> on_devices;
+    double times[9] = {sketched - start, waited - sketched, -1, 0, 0, 0, -1, -1, -1};
+    std::optional<pagh::CompressedProduct> on_devices, kept_host;
     if (nccl) {
+      pagh::mpi::ReduceTimings kept_times;
+      std::optional<pagh::cuda::DeviceProduct> kept = pagh::mpi::sum_on_device(partial, *nccl, 0, &kept_times);
+      times[8] = kept_times.reduce_ms;
+      if (kept) kept_host.emplace(kept->to_host());  // for the bit check only
+      kept.reset();
+      MPI_Barrier(MPI_COMM_WORLD);
       pagh::mpi::ReduceTimings t;
       on_devices = pagh::mpi::sum_device_sketches(partial, *nccl, 0, &t);
       times[2] = t.reduce_ms, times[3] = t.exchange_ms, times[4] = t.add_ms, times[5] = t.gather_ms;
@@ -115,15 +125,16 @@ void run(const std::string& workload, const MA& A, const MB& B, int runs, std::i
     const std::optional<pagh::CompressedProduct> on_hosts = pagh::mpi::sum_sketches(host, MPI_COMM_WORLD, 0);
     times[6] = pagh::mpi::wall_ms() - start;
     const double d2h_ms = copied - start;
-    if (on_devices && on_hosts)
-      same &= std::memcmp(on_devices->sketch(0).data(), on_hosts->sketch(0).data(), static_cast<std::size_t>(values) * sizeof(double)) == 0;
-    MPI_Reduce(rank == 0 ? MPI_IN_PLACE : times, times, 8, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    const std::size_t bytes = static_cast<std::size_t>(values) * sizeof(double);
+    if (on_devices && on_hosts) same &= std::memcmp(on_devices->sketch(0).data(), on_hosts->sketch(0).data(), bytes) == 0;
+    if (kept_host && on_hosts) same &= std::memcmp(kept_host->sketch(0).data(), on_hosts->sketch(0).data(), bytes) == 0;
+    MPI_Reduce(rank == 0 ? MPI_IN_PLACE : times, times, 9, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     double d2h_slowest = d2h_ms;
     MPI_Reduce(rank == 0 ? MPI_IN_PLACE : &d2h_slowest, &d2h_slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     if (r == 0) continue;  // warm-up
     sketch.push_back(times[0]), wait.push_back(times[1]);
-    if (nccl) nccl_sum.push_back(times[2]), exchange.push_back(times[3]), add.push_back(times[4]), gather.push_back(times[5]),
-        nccl_reduce.push_back(times[7]);
+    if (nccl) device_sum.push_back(times[8]), nccl_sum.push_back(times[2]), exchange.push_back(times[3]), add.push_back(times[4]),
+        gather.push_back(times[5]), nccl_reduce.push_back(times[7]);
     host_sum.push_back(times[6]), d2h.push_back(d2h_slowest);
   }
   if (reduced) cudaFree(reduced);
@@ -135,10 +146,10 @@ void run(const std::string& workload, const MA& A, const MB& B, int runs, std::i
     if (!v.empty()) std::snprintf(text, sizeof text, "%.1f", median(v));
     return std::string(text);
   };
-  std::printf("%s,%d,%lld,%lld,%lld,%lld,%lld,%lld,%.1f,%.1f,%s,%s,%s,%s,%.1f,%.1f,%s,%s\n", workload.c_str(), size,
+  std::printf("%s,%d,%lld,%lld,%lld,%lld,%lld,%lld,%.1f,%.1f,%s,%s,%s,%s,%s,%.1f,%.1f,%s,%s\n", workload.c_str(), size,
               static_cast<long long>(A.rows()), static_cast<long long>(K), static_cast<long long>(B.cols()),
               static_cast<long long>(nnz_a), static_cast<long long>(nnz_b), static_cast<long long>(buckets), median(sketch),
-              median(wait), cell(nccl_sum).c_str(), cell(exchange).c_str(), cell(add).c_str(), cell(gather).c_str(), median(host_sum),
+              median(wait), cell(device_sum).c_str(), cell(nccl_sum).c_str(), cell(exchange).c_str(), cell(add).c_str(), cell(gather).c_str(), median(host_sum),
               median(d2h), cell(nccl_reduce).c_str(), nccl ? (same ? "1" : "0") : "");
   if (!nccl) std::fprintf(stderr, "distributed_gpu_scaling: no NCCL sum: %s\n", why.c_str());
   std::fflush(stdout);

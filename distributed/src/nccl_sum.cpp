@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "compress/huge_pages.hpp"
@@ -237,7 +238,13 @@ struct Partial {
 
 constexpr const char* kSumWhere = "pagh::mpi::sum_device_sketches";
 
-std::optional<CompressedProduct> sum_partial(const Partial& partial, NcclSum& nccl, int root, ReduceTimings* timings) {
+// The sum on the receiving ranks' devices and, with_host, its host copy holding the device product.
+struct Summed {
+  std::optional<cuda::DeviceProduct> device;
+  std::optional<CompressedProduct> host;
+};
+
+Summed sum_partial(const Partial& partial, NcclSum& nccl, int root, bool with_host, ReduceTimings* timings) {
   const MPI_Comm comm = nccl.comm();
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
@@ -281,41 +288,77 @@ std::optional<CompressedProduct> sum_partial(const Partial& partial, NcclSum& nc
 
   ReduceTimings parts;
   nccl.sum(mine, values, out, root, &parts);
-  std::vector<double> sum;
-  if (receives) {
-    const double copied = wall_ms();
-    cpu_sketch::assign_zeroed(sum, static_cast<std::size_t>(values));  // one page fault per 2 MiB, not per 4 KiB
-    OnDevice on(nccl.device());
-    check(cudaMemcpy(sum.data(), out, static_cast<std::size_t>(values) * sizeof(double), cudaMemcpyDeviceToHost),
-          "copying the sum to the host");
-    parts.gather_ms += wall_ms() - copied;
+  // Making the product and the host copy can fail on a receiving rank alone (memory): agreed on too,
+  // so that no rank goes on to a collective that another has left.
+  Summed summed;
+  double done = wall_ms();
+  try {
+    if (receives) {
+      SketchParams params = partial.params;
+      params.repetitions = partial.repetitions;
+      summed.device.emplace(cuda::DeviceProduct::from_device_values(partial.rows, partial.cols, inner, partial.buckets, params, out,
+                                                                    nccl.device(), partial.timings));
+      done = wall_ms();
+      if (with_host) {
+        double copy_ms = 0;
+        summed.host.emplace(with_host_copy(std::move(*summed.device), partial.tables, &copy_ms));
+        summed.device.reset();
+        parts.gather_ms += copy_ms, done += copy_ms;  // the tables drawn on the host (where none came) not counted
+      }
+    }
+  } catch (...) {
+    failure = std::current_exception();
   }
+  agree(comm, failure);
   if (timings) {
-    timings->reduce_ms = wall_ms() - start;
+    timings->reduce_ms = done - start;
     timings->exchange_ms = parts.exchange_ms, timings->add_ms = parts.add_ms, timings->gather_ms = parts.gather_ms;
   }
-  if (!receives) return std::nullopt;
-  HashTables tables = partial.tables ? *partial.tables
-                                     : draw_hash_tables(partial.params.seed, partial.repetitions, partial.rows, partial.cols, partial.buckets);
-  return CompressedProduct(partial.rows, partial.cols, inner, partial.params, std::move(tables), std::move(sum), partial.timings);
+  return summed;
+}
+
+Partial partial_of(const CompressedProduct& partial) {
+  const DeviceSketches* device = partial.device_sketches();
+  return {.rows = partial.rows(), .cols = partial.cols(), .inner = partial.inner(), .buckets = partial.buckets(),
+          .repetitions = partial.repetitions(), .params = partial.params(), .timings = partial.timings(),
+          .device_values = device ? device->device_values() : nullptr, .host_values = partial.sketch(0).data(),
+          .tables = &partial.tables()};
+}
+
+Partial partial_of(const cuda::DeviceProduct& partial) {
+  return {.rows = partial.rows(), .cols = partial.cols(), .inner = partial.inner(), .buckets = partial.buckets(),
+          .repetitions = partial.repetitions(), .params = partial.params(), .timings = partial.timings(),
+          .device_values = partial.device_sketches()};
 }
 
 }  // namespace
 
-std::optional<CompressedProduct> sum_device_sketches(const CompressedProduct& partial, NcclSum& nccl, int root, ReduceTimings* timings) {
-  const DeviceSketches* device = partial.device_sketches();
-  return sum_partial({.rows = partial.rows(), .cols = partial.cols(), .inner = partial.inner(), .buckets = partial.buckets(),
-                      .repetitions = partial.repetitions(), .params = partial.params(), .timings = partial.timings(),
-                      .device_values = device ? device->device_values() : nullptr, .host_values = partial.sketch(0).data(),
-                      .tables = &partial.tables()},
-                     nccl, root, timings);
+CompressedProduct with_host_copy(cuda::DeviceProduct sum, const HashTables* tables, double* copy_ms) {
+  const double start = wall_ms();
+  const std::size_t values = static_cast<std::size_t>(sum.buckets()) * static_cast<std::size_t>(sum.repetitions());
+  std::vector<double> host;
+  cpu_sketch::assign_zeroed(host, values);  // one page fault per 2 MiB, not per 4 KiB
+  if (values) {
+    OnDevice on(device_of(sum.device_sketches()));
+    check(cudaMemcpy(host.data(), sum.device_sketches(), values * sizeof(double), cudaMemcpyDeviceToHost), "copying the sum to the host");
+  }
+  if (copy_ms) *copy_ms = wall_ms() - start;
+  HashTables drawn = tables ? *tables : draw_hash_tables(sum.params().seed, sum.repetitions(), sum.rows(), sum.cols(), sum.buckets());
+  CompressedProduct copy(sum.rows(), sum.cols(), sum.inner(), sum.params(), std::move(drawn), std::move(host), sum.timings());
+  return cuda::with_device_queries(std::move(copy), std::move(sum));
 }
 
+std::optional<cuda::DeviceProduct> sum_on_device(const CompressedProduct& partial, NcclSum& nccl, int root, ReduceTimings* timings) {
+  return std::move(sum_partial(partial_of(partial), nccl, root, false, timings).device);
+}
+std::optional<cuda::DeviceProduct> sum_on_device(const cuda::DeviceProduct& partial, NcclSum& nccl, int root, ReduceTimings* timings) {
+  return std::move(sum_partial(partial_of(partial), nccl, root, false, timings).device);
+}
+std::optional<CompressedProduct> sum_device_sketches(const CompressedProduct& partial, NcclSum& nccl, int root, ReduceTimings* timings) {
+  return std::move(sum_partial(partial_of(partial), nccl, root, true, timings).host);
+}
 std::optional<CompressedProduct> sum_device_sketches(const cuda::DeviceProduct& partial, NcclSum& nccl, int root, ReduceTimings* timings) {
-  return sum_partial({.rows = partial.rows(), .cols = partial.cols(), .inner = partial.inner(), .buckets = partial.buckets(),
-                      .repetitions = partial.repetitions(), .params = partial.params(), .timings = partial.timings(),
-                      .device_values = partial.device_sketches()},
-                     nccl, root, timings);
+  return std::move(sum_partial(partial_of(partial), nccl, root, true, timings).host);
 }
 
 }  // namespace pagh::mpi

@@ -1,16 +1,19 @@
 // GPU ranks' sums on their devices (distributed/nccl_sum.hpp), under mpirun (label gpu). Every rank
 // builds the same workload, sketches its share of the inner indices on GPU local rank % GPUs with
-// pagh::cuda::compress, and the NCCL sum is compared with
+// pagh::cuda::compress, and the NCCL sums (sum_device_sketches, with its host copy, and
+// sum_on_device, left on the device) are compared with
 //   - one process on one GPU (pagh::cuda::compress of the whole product): bit for bit for integer
 //     inputs, within the rounding bound of sketch_checks.hpp for the others;
 //   - the host sum of the same partial sketches (pagh::mpi::sum_sketches): bit for bit always (the
-//     same rank-order additions from +0.0, compared with memcmp, so -0.0 and +0.0 differ).
+//     same rank-order additions from +0.0, compared with memcmp, so -0.0 and +0.0 differ), with the
+//     same tables, and the same top-k and threshold answers from the device as from the host.
 // NCCL needs a GPU per rank: with fewer GPUs than ranks connect() must refuse on every rank (that is
 // tested), and the sums are skipped.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <cmath>
 #include <cstring>
 #include <exception>
 #include <optional>
@@ -81,17 +84,50 @@ class NcclSumTest : public ::testing::Test {
     }
     pagh::mpi::agree(MPI_COMM_WORLD, failure);
     const auto on_devices = pagh::mpi::sum_device_sketches(*partial, *nccl_, root);
+    const auto kept = pagh::mpi::sum_on_device(*partial, *nccl_, root);
     const auto on_hosts = pagh::mpi::sum_sketches(partial->to_host(), MPI_COMM_WORLD, root);
     const bool receives = root == pagh::mpi::kEveryRank || rank_of() == root;
     ASSERT_EQ(on_devices.has_value(), receives);
+    ASSERT_EQ(kept.has_value(), receives);
     ASSERT_EQ(on_hosts.has_value(), receives);
     if (!receives) return;
     const std::size_t values = static_cast<std::size_t>(on_hosts->buckets() * on_hosts->repetitions());
     EXPECT_EQ(std::memcmp(on_devices->sketch(0).data(), on_hosts->sketch(0).data(), values * sizeof(double)), 0)
         << "rank " << rank_of() << ": the NCCL sum differs from the host sum";
-    const pagh::CompressedProduct single = pagh::cuda::compress(A, B, params, {.device = gpu_}).to_host();
+    // The sum kept on the device: the same values and tables, and its queries give the host sum's answers.
+    const pagh::CompressedProduct kept_host = kept->to_host();
+    EXPECT_EQ(std::memcmp(kept_host.sketch(0).data(), on_hosts->sketch(0).data(), values * sizeof(double)), 0)
+        << "rank " << rank_of() << ": the sum kept on the device differs from the host sum";
+    EXPECT_TRUE(kept_host.tables().bucket_a == on_hosts->tables().bucket_a && kept_host.tables().bucket_b == on_hosts->tables().bucket_b &&
+                kept_host.tables().sign_a == on_hosts->tables().sign_a && kept_host.tables().sign_b == on_hosts->tables().sign_b);
+    EXPECT_EQ(kept->inner(), on_hosts->inner());
+    EXPECT_TRUE(on_devices->on_device()) << "sum_device_sketches' product answers on the device";
+    expect_same_answers(*kept, *on_hosts);
+    expect_same_answers(*on_devices, *on_hosts);
+    const pagh::cuda::DeviceProduct single_device = pagh::cuda::compress(A, B, params, {.device = gpu_});
+    const pagh::CompressedProduct single = single_device.to_host();
     pagh::test::expect_sketches(*on_devices, single, exact ? 0.0 : pagh::test::tolerance_for(A, B, single.buckets(), params.precision));
+    // Measured on the device in the same order as one GPU measures its own sketch.
+    if (exact) EXPECT_EQ(kept->frobenius_estimate(), single_device.frobenius_estimate());
     if (root == pagh::mpi::kEveryRank) pagh::test::expect_same_on_every_rank(*on_devices);
+  }
+
+  // top_k and above (heavy buckets and the exhaustive scan) of `got` equal those of the host-only `want`, entry for entry.
+  template <class Product>
+  static void expect_same_answers(const Product& got, const pagh::CompressedProduct& want) {
+    const auto same = [](const std::vector<pagh::Entry>& x, const std::vector<pagh::Entry>& y) {
+      ASSERT_EQ(x.size(), y.size());
+      for (std::size_t r = 0; r < x.size(); ++r)
+        ASSERT_TRUE(x[r].row == y[r].row && x[r].col == y[r].col && x[r].value == y[r].value && x[r].spread == y[r].spread)
+            << "rank " << rank_of() << ", answer " << r << ": (" << x[r].row << ", " << x[r].col << ") " << x[r].value << " against ("
+            << y[r].row << ", " << y[r].col << ") " << y[r].value;
+    };
+    const std::vector<pagh::Entry> top = want.top_k(20);
+    ASSERT_FALSE(top.empty());
+    same(got.top_k(20), top);
+    const double threshold = std::fabs(top.back().value);
+    for (pagh::Recovery how : {pagh::Recovery::heavy_buckets, pagh::Recovery::exhaustive})
+      same(got.above(threshold, std::size_t{1} << 26, how), want.above(threshold, std::size_t{1} << 26, how));
   }
 
   int gpu_ = 0;
@@ -166,9 +202,13 @@ TEST_F(NcclSumTest, CompressedProductsWithAndWithoutDeviceCopies) {
           : pagh::sketch(columns(w.a, range), rows(w.b, range), pagh::mpi::share_params(params));
   EXPECT_EQ(partial.device_sketches() != nullptr, range.first != range.second);
   const auto got = pagh::mpi::sum_device_sketches(partial, *nccl_, 0);
+  const auto kept = pagh::mpi::sum_on_device(partial, *nccl_, 0);
   ASSERT_EQ(got.has_value(), rank_of() == 0);
+  ASSERT_EQ(kept.has_value(), rank_of() == 0);
   if (!got) return;
-  pagh::test::expect_sketches(*got, pagh::cuda::compress(w.a, w.b, params, {.device = gpu_}).to_host(), 0.0);
+  const pagh::CompressedProduct single = pagh::cuda::compress(w.a, w.b, params, {.device = gpu_}).to_host();
+  pagh::test::expect_sketches(*got, single, 0.0);
+  pagh::test::expect_sketches(kept->to_host(), single, 0.0);
 }
 
 TEST_F(NcclSumTest, DifferentShapesFailOnEveryRank) {

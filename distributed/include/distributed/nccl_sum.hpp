@@ -9,7 +9,10 @@
 //
 //   auto nccl = pagh::mpi::NcclSum::connect(comm, device);       // collective; nullptr: use the host sum
 //   auto partial = pagh::cuda::compress(A_local, B_local, params, {.device = device});
-//   std::optional<pagh::CompressedProduct> C = nccl ? pagh::mpi::sum_device_sketches(partial, *nccl, 0)
+//   std::optional<pagh::cuda::DeviceProduct> C = pagh::mpi::sum_on_device(partial, *nccl, 0);  // stays on rank 0's GPU
+//   if (C) for (const pagh::Entry& e : C->top_k(10)) ...         // answered there; only the answer is copied
+//   // or, where the host needs every value (C->to_host() later does the same):
+//   std::optional<pagh::CompressedProduct> H = nccl ? pagh::mpi::sum_device_sketches(partial, *nccl, 0)
 //                                                   : pagh::mpi::sum_sketches(partial.to_host(), comm, 0);
 //
 // NCCL needs one GPU per rank: ranks that share a GPU (more ranks than GPUs) cannot form a
@@ -61,10 +64,29 @@ class NcclSum {
   std::unique_ptr<Impl> impl_;
 };
 
-// Collective: sum_sketches (mpi_compress.hpp) for sketches on the ranks' devices. The same checks,
-// the same result (on root, or on every rank: a host CompressedProduct; the others get nullopt),
-// reduce_ms including the copy of the sum to the host. A product without a device copy (a rank that
-// sketched nothing, or one whose sketches subtract() changed) is copied to the device first.
+// Collective: the sum of the ranks' sketches, left on the device of root (or of every rank, with
+// kEveryRank) as a cuda::DeviceProduct; the other ranks get nullopt. Its sketch values are those
+// sum_sketches (mpi_compress.hpp) computes, bit for bit; top_k, above, decompress and the Frobenius
+// estimate run on that device and nothing goes to the host unless to_host() is asked for. The
+// same checks as sum_sketches; reduce_ms includes making the product (a device-to-device copy of
+// the sum, the hash tables drawn on the device, the Frobenius estimate measured there). A partial
+// product without a device copy (a rank that sketched nothing, or one whose sketches subtract()
+// changed) is copied to the device first.
+std::optional<cuda::DeviceProduct> sum_on_device(const CompressedProduct& partial, NcclSum& nccl, int root = kEveryRank,
+                                                 ReduceTimings* timings = nullptr);
+std::optional<cuda::DeviceProduct> sum_on_device(const cuda::DeviceProduct& partial, NcclSum& nccl, int root = kEveryRank,
+                                                 ReduceTimings* timings = nullptr);
+
+// Local: the host copy of a sum kept on the device, holding `sum` for top_k, above and decompress
+// (what sum_device_sketches returns on the receiving ranks). tables: the host's hash tables of the
+// sum where the caller has them (a partial product's: the same seed), drawn from the seed otherwise.
+// copy_ms (optional): the time of the copy of the d * b values alone.
+CompressedProduct with_host_copy(cuda::DeviceProduct sum, const HashTables* tables = nullptr, double* copy_ms = nullptr);
+
+// Collective: sum_on_device with the host copy of the sum: on root (or on every rank) a
+// CompressedProduct equal to sum_sketches' result that holds the device product for top_k, above
+// and decompress, as one process's CUDA backend returns its product (pagh::cuda::with_device_queries).
+// reduce_ms includes the copy of the d * b values to the host.
 std::optional<CompressedProduct> sum_device_sketches(const CompressedProduct& partial, NcclSum& nccl, int root = kEveryRank,
                                                      ReduceTimings* timings = nullptr);
 std::optional<CompressedProduct> sum_device_sketches(const cuda::DeviceProduct& partial, NcclSum& nccl, int root = kEveryRank,

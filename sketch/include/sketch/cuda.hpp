@@ -72,6 +72,13 @@ class DeviceProduct {
 
   // A host product copied to the device (tests and device queries of a CPU result).
   static DeviceProduct upload(const CompressedProduct& host, int device = 0);
+  // A product whose d * b sketch values (d = params.repetitions) were computed on `device` by other
+  // means, such as a sum over GPU ranks (distributed/nccl_sum.hpp): `values` (device memory, complete:
+  // synchronize after writing them) are copied, the hash tables drawn there from params.seed as
+  // compress draws them, and the Frobenius estimate measured there as compress measures it.
+  static DeviceProduct from_device_values(std::int64_t rows, std::int64_t cols, std::int64_t inner, std::int64_t buckets,
+                                          const SketchParams& params, const double* values, int device,
+                                          const CompressTimings& timings = {});
 
   std::int64_t rows() const;
   std::int64_t cols() const;
@@ -104,6 +111,10 @@ class DeviceProduct {
  private:
   std::unique_ptr<State> state_;
 };
+
+// `host` (the same sketches' host copy, as to_host() gives it) holding `device` for top_k, above and
+// decompress, which then run on the GPU: what pagh::sketch returns with Backend::cuda.
+CompressedProduct with_device_queries(CompressedProduct host, DeviceProduct device);
 
 DeviceProduct compress(const Eigen::MatrixXf& A, const Eigen::MatrixXf& B, const SketchParams& params = {},
                        const DeviceOptions& options = {});

@@ -33,7 +33,7 @@ template <class MatrixA, class MatrixB>
 CompressedProduct on_device(const MatrixA& A, const MatrixB& B, const SketchParams& params) {
   DeviceProduct product = compress(A, B, params, DeviceOptions{.device = params.device});
   CompressedProduct host = product.to_host();
-  return CompressedProduct::with_device_sketches(std::move(host), std::make_shared<const DeviceCopy>(std::move(product)));
+  return with_device_queries(std::move(host), std::move(product));
 }
 
 CompressedProduct dense_f64(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B, const SketchParams& p) { return on_device(A, B, p); }
@@ -44,6 +44,10 @@ CompressedProduct sparse_f64(const Eigen::SparseMatrix<double>& A, const Eigen::
 bool usable(std::string* reason) { return available(reason); }
 
 }  // namespace
+
+CompressedProduct with_device_queries(CompressedProduct host, DeviceProduct device) {
+  return CompressedProduct::with_device_sketches(std::move(host), std::make_shared<const DeviceCopy>(std::move(device)));
+}
 }  // namespace pagh::cuda
 
 extern "C" {

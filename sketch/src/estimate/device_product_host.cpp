@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "compress/paths/kernels.hpp"
 #include "estimate/product_view_of.hpp"
 #include "sketch/cuda.hpp"
 
@@ -98,6 +99,28 @@ DeviceProduct DeviceProduct::upload(const CompressedProduct& host, int device) {
     const auto sketch = host.sketch(r);
     if (b) PAGH_CUDA_CHECK(cudaMemcpy(s->sketches.data() + r * b, sketch.data(), b * sizeof(double), cudaMemcpyHostToDevice), kWhere);
   }
+  return DeviceProduct(std::move(s));
+}
+
+DeviceProduct DeviceProduct::from_device_values(std::int64_t rows, std::int64_t cols, std::int64_t inner, std::int64_t buckets,
+                                                const SketchParams& params, const double* values, int device,
+                                                const CompressTimings& timings) {
+  constexpr const char* kWhere = "pagh::cuda::DeviceProduct::from_device_values";
+  DeviceScope scope(device);
+  auto s = std::make_unique<State>();
+  s->device = device;
+  s->rows = rows, s->cols = cols, s->inner = inner;
+  s->params = params;
+  s->timings = timings;
+  // On the default stream, which need not wait for the stream that wrote `values`: the caller hands
+  // them over complete (cuda.hpp).
+  s->tables = draw_device_tables(params.seed, params.repetitions, rows, cols, buckets, nullptr);
+  const std::size_t count = static_cast<std::size_t>(buckets) * static_cast<std::size_t>(params.repetitions);
+  s->sketches = DeviceArray<double>(count, "sketches");
+  if (count) PAGH_CUDA_CHECK(cudaMemcpyAsync(s->sketches.data(), values, count * sizeof(double), cudaMemcpyDeviceToDevice, nullptr), kWhere);
+  DeviceArray<double> frobenius(1, "Frobenius estimate");
+  launch_frobenius(s->sketches.data(), static_cast<std::int64_t>(count), params.repetitions, frobenius.data(), nullptr);
+  PAGH_CUDA_CHECK(cudaMemcpy(&s->frobenius, frobenius.data(), sizeof(double), cudaMemcpyDeviceToHost), kWhere);
   return DeviceProduct(std::move(s));
 }
 
