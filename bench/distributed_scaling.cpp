@@ -9,9 +9,10 @@
 // doubles to rank 0; each the median over RUNS runs (after one warm-up when RUNS > 1), separated by
 // barriers. Then a line with the stages of the sketch in the last run (each the slowest rank's):
 //   stages,workload,ranks,hashing ms,engine ms (the engine's sketch and inverse),lines ms (the rest
-//   of pagh::compress: checks, the inputs as lines),product ms (after it: the partial product's
-//   construction and measurement), then the sum's parts: exchange ms (MPI_Alltoallv of the
-//   segments), add ms, gather ms (MPI_Gatherv to rank 0)
+//   of pagh::compress_values: checks, the inputs as lines),product ms (the rest of the rank's own
+//   sketch: the partial is summed as values, no product is built or measured, so this stays near 0),
+//   then the sum's parts: exchange ms (MPI_Alltoallv of the segments), add ms, gather ms (MPI_Gatherv
+//   to rank 0)
 //
 // Workloads:
 //   sparse N PER   sparse_product with m = K = p = N, PER nonzeros per row of A and column of B

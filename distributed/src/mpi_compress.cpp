@@ -130,43 +130,79 @@ void sum_piece(const double* mine, std::int64_t count, double* out, int root, MP
 
 }  // namespace
 
-std::optional<CompressedProduct> sum_sketches(const CompressedProduct& partial, MPI_Comm comm, int root, ReduceTimings* timings) {
+namespace {
+
+// What the ranks' partials must agree on, and the inner indices this rank's covers.
+struct PartialShape {
+  std::int64_t rows, cols, buckets, inner;
+  int repetitions;
+  const SketchParams& params;
+};
+
+// The sum on root (or every rank): the summed values and inner indices; receives = false elsewhere.
+struct Summed {
+  bool receives = false;
+  std::int64_t inner = 0;
+  std::vector<double> values;
+};
+
+Summed sum_values(const PartialShape& partial, const double* mine, MPI_Comm comm, int root, ReduceTimings* timings) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   if (root != kEveryRank && (root < 0 || root >= size))
     throw Error(kWhere, "root " + std::to_string(root) + " is not a rank of the communicator (size " + std::to_string(size) + ")");
-  require_same(comm, kWhere, {{"the rows of the product", static_cast<std::uint64_t>(partial.rows())},
-                                  {"the columns of the product", static_cast<std::uint64_t>(partial.cols())},
-                                  {"the sketch length", static_cast<std::uint64_t>(partial.buckets())},
-                                  {"the repetitions", static_cast<std::uint64_t>(partial.repetitions())},
-                                  {"the seed", partial.params().seed},
-                                  {"the precision", static_cast<std::uint64_t>(partial.params().precision)}});
-  std::int64_t inner = partial.inner();
-  MPI_Allreduce(MPI_IN_PLACE, &inner, 1, MPI_INT64_T, MPI_SUM, comm);
+  require_same(comm, kWhere, {{"the rows of the product", static_cast<std::uint64_t>(partial.rows)},
+                                  {"the columns of the product", static_cast<std::uint64_t>(partial.cols)},
+                                  {"the sketch length", static_cast<std::uint64_t>(partial.buckets)},
+                                  {"the repetitions", static_cast<std::uint64_t>(partial.repetitions)},
+                                  {"the seed", partial.params.seed},
+                                  {"the precision", static_cast<std::uint64_t>(partial.params.precision)}});
+  Summed result;
+  result.inner = partial.inner;
+  MPI_Allreduce(MPI_IN_PLACE, &result.inner, 1, MPI_INT64_T, MPI_SUM, comm);
 
   const double start = wall_ms();
-  const std::int64_t b = partial.buckets(), values = b * partial.repetitions();
-  const double* mine = partial.sketch(0).data();  // the d sketches are contiguous (compressed_product.hpp)
-  const bool receives = root == kEveryRank || rank == root;
-  std::vector<double> sum;
-  if (receives) cpu_sketch::assign_zeroed(sum, static_cast<std::size_t>(values));
+  const std::int64_t values = partial.buckets * partial.repetitions;
+  result.receives = root == kEveryRank || rank == root;
+  std::vector<double>& sum = result.values;
+  if (result.receives) cpu_sketch::assign_zeroed(sum, static_cast<std::size_t>(values));
   ReduceTimings parts;
   if (size == 1) {
     for (std::int64_t h = 0; h < values; ++h) sum[static_cast<std::size_t>(h)] += mine[h];  // from +0.0, as with more ranks
   } else {
     SumBuffers buffers(std::min(kPieceValues, values), size);
     for (std::int64_t at = 0; at < values; at += kPieceValues)
-      sum_piece(mine + at, std::min(kPieceValues, values - at), receives ? sum.data() + at : nullptr, root, comm, rank, size, buffers,
-                parts);
+      sum_piece(mine + at, std::min(kPieceValues, values - at), result.receives ? sum.data() + at : nullptr, root, comm, rank, size,
+                buffers, parts);
   }
   if (timings) {
     timings->reduce_ms = wall_ms() - start;
     timings->exchange_ms = parts.exchange_ms, timings->add_ms = parts.add_ms, timings->gather_ms = parts.gather_ms;
   }
-  if (!receives) return std::nullopt;
-  return CompressedProduct(partial.rows(), partial.cols(), inner, partial.params(), partial.tables(), std::move(sum),
+  return result;
+}
+
+}  // namespace
+
+std::optional<CompressedProduct> sum_sketches(const CompressedProduct& partial, MPI_Comm comm, int root, ReduceTimings* timings) {
+  // The d sketches are contiguous (compressed_product.hpp).
+  Summed sum = sum_values({partial.rows(), partial.cols(), partial.buckets(), partial.inner(), partial.repetitions(), partial.params()},
+                          partial.sketch(0).data(), comm, root, timings);
+  if (!sum.receives) return std::nullopt;
+  return CompressedProduct(partial.rows(), partial.cols(), sum.inner, partial.params(), partial.tables(), std::move(sum.values),
                            partial.timings());
+}
+
+std::optional<CompressedProduct> sum_sketches(SketchValues partial, MPI_Comm comm, int root, ReduceTimings* timings) {
+  const std::int64_t buckets = partial.tables.buckets;
+  if (partial.values.size() != static_cast<std::size_t>(buckets * partial.tables.repetitions))
+    throw Error(kWhere, "the partial holds " + std::to_string(partial.values.size()) + " values, not d * b = " +
+                            std::to_string(buckets * partial.tables.repetitions));
+  Summed sum = sum_values({partial.rows, partial.cols, buckets, partial.inner, partial.tables.repetitions, partial.params},
+                          partial.values.data(), comm, root, timings);
+  if (!sum.receives) return std::nullopt;
+  return std::move(partial).product(sum.inner, std::move(sum.values));
 }
 
 SketchParams share_params(const SketchParams& params) {

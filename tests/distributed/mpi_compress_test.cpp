@@ -114,6 +114,40 @@ TEST(MpiCompress, PartialSketchesAreSummedInRankOrder) {
   }
 }
 
+// A rank's partial as pagh::compress_values gives it (unmeasured) is pagh::compress's sketch bit for
+// bit, and sum_sketches of such partials equals sum_sketches of the products, bit for bit, with the
+// same inner count and Frobenius estimate; a partial whose values are not d * b is refused.
+TEST(MpiCompress, PartialValuesSumAsProductsDo) {
+  const auto w = mio::sparse_product({.m = 300, .k = 240, .p = 260, .seed = 21});
+  const auto range = my_range(w.a.cols());
+  for (auto precision : {fwht::DType::f32, fwht::DType::f64}) {
+    const pagh::SketchParams params = pagh::mpi::share_params({.seed = 6, .precision = precision, .threads = 1});
+    const SparseD a = columns(w.a, range), b = rows(w.b, range);
+    pagh::SketchValues values = pagh::compress_values(a, b, params);
+    const pagh::CompressedProduct product = pagh::compress(a, b, params);
+    ASSERT_EQ(values.values.size(), static_cast<std::size_t>(product.buckets() * product.repetitions()));
+    std::int64_t differing = 0;
+    for (std::size_t h = 0; h < values.values.size(); ++h)
+      differing += std::bit_cast<std::uint64_t>(values.values[h]) != std::bit_cast<std::uint64_t>(product.sketch(0).data()[h]);
+    EXPECT_EQ(differing, 0) << "rank " << rank_of();
+    EXPECT_EQ(values.inner, product.inner());
+    for (const int root : {pagh::mpi::kEveryRank, 0}) {
+      const auto from_products = pagh::mpi::sum_sketches(product, MPI_COMM_WORLD, root);
+      const auto from_values = pagh::mpi::sum_sketches(values, MPI_COMM_WORLD, root);
+      ASSERT_EQ(from_values.has_value(), from_products.has_value());
+      if (!from_values) continue;
+      expect_sketches(*from_values, *from_products, 0.0);
+      EXPECT_EQ(from_values->inner(), w.a.cols());
+      EXPECT_EQ(from_values->inner(), from_products->inner());
+      EXPECT_EQ(from_values->frobenius_estimate(), from_products->frobenius_estimate());
+      EXPECT_EQ(from_values->tables().bucket_a, product.tables().bucket_a);
+    }
+  }
+  pagh::SketchValues short_values = pagh::compress_values(columns(w.a, range), rows(w.b, range), {.seed = 6});
+  short_values.values.pop_back();
+  EXPECT_THROW(pagh::mpi::sum_sketches(std::move(short_values), MPI_COMM_WORLD), pagh::Error);
+}
+
 // sum_sketches on crafted partial sketches of 2 pieces (2^21 x 3 values): mostly zero (segments sent
 // sparse), on odd ranks dense in the second half, with -0.0, +-inf and subnormals: the result is the
 // rank-order sum from +0.0 of every rank's values, bit for bit, on every rank and on a root.

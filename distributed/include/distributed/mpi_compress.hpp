@@ -36,6 +36,7 @@
 
 #include "pagh/error.hpp"
 #include "sketch/compress.hpp"
+#include "sketch/compress_values.hpp"
 #include "sketch/compressed_product.hpp"
 
 namespace pagh::mpi {
@@ -82,6 +83,10 @@ void agree(MPI_Comm comm, std::exception_ptr failure);
 // The sum goes in pieces of 2^22 values (one 32 MiB receive buffer, whatever the sketch length).
 std::optional<CompressedProduct> sum_sketches(const CompressedProduct& partial, MPI_Comm comm, int root = kEveryRank,
                                               ReduceTimings* timings = nullptr);
+// The same for partial sketch values (pagh::compress_values: never measured, since only their sum
+// is); the result takes the partial's hash tables. What compress() below sums.
+std::optional<CompressedProduct> sum_sketches(SketchValues partial, MPI_Comm comm, int root = kEveryRank,
+                                              ReduceTimings* timings = nullptr);
 
 // Collective: throws the same pagh::Error (from `where`) on every rank unless every rank passed the
 // same values, naming the first field that differs: "the ranks differ in <name> (from x to y)".
@@ -119,23 +124,22 @@ template <class MatrixA, class MatrixB>
 std::optional<CompressedProduct> compress(const MatrixA& A_local, const MatrixB& B_local, const SketchParams& params,
                                           MPI_Comm comm, int root, ReduceTimings* timings) {
   const double start = wall_ms();
-  std::optional<CompressedProduct> partial;
+  std::optional<SketchValues> partial;
   std::exception_ptr failure;
   try {
-    partial.emplace(pagh::compress(A_local, B_local, share_params(params)));
+    partial.emplace(pagh::compress_values(A_local, B_local, share_params(params)));
   } catch (...) {
     failure = std::current_exception();
   }
   const double sketched = wall_ms();
   agree(comm, failure);
   const double agreed = wall_ms();
+  if (timings) timings->local_ms = sketched - start, timings->wait_ms = agreed - sketched, timings->sketch = partial->timings;
   int size = 1;
   MPI_Comm_size(comm, &size);
   // One rank: its sketch is the sum (sum_sketches would copy it).
-  std::optional<CompressedProduct> sum = size == 1 && (root == 0 || root == kEveryRank) ? std::move(partial)
-                                                                                        : sum_sketches(*partial, comm, root, timings);
-  if (timings) timings->local_ms = sketched - start, timings->wait_ms = agreed - sketched, timings->sketch = partial->timings();
-  return sum;
+  if (size == 1 && (root == 0 || root == kEveryRank)) return std::move(*partial).product();
+  return sum_sketches(std::move(*partial), comm, root, timings);
 }
 
 }  // namespace pagh::mpi

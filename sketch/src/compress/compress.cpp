@@ -1,6 +1,7 @@
 // pagh::compress on the CPU: checks, the memory plan, the inputs as lines (cpu_lines.hpp), the hash
 // tables, then the engine (cpu_engine.hpp).
 #include "sketch/compress.hpp"
+#include "sketch/compress_values.hpp"
 
 #include <omp.h>
 
@@ -64,7 +65,7 @@ void check_memory_before_lines(index m, index p, double lines_bytes, const Sketc
 
 // lines_bytes: what arranging the inputs into lines allocated (compress_memory's plan counts it).
 template <class LinesA, class LinesB>
-CompressedProduct compress_lines(const LinesA& a, const LinesB& b, index m, index p, index K, const SketchParams& params,
+SketchValues compress_lines(const LinesA& a, const LinesB& b, index m, index p, index K, const SketchParams& params,
                                  double lines_bytes, std::chrono::steady_clock::time_point start) {
   const index buckets = sketch_length(m, p, params);
   if (params.repetitions < 1) throw Error(kWhere, "repetitions = " + std::to_string(params.repetitions) + " must be at least 1");
@@ -93,7 +94,7 @@ CompressedProduct compress_lines(const LinesA& a, const LinesB& b, index m, inde
     default: break;
   }
   timings.total_ms = elapsed_ms(start);
-  return CompressedProduct(m, p, K, params, std::move(tables), std::move(sketches), timings);
+  return {m, p, K, params, std::move(tables), std::move(sketches), timings};
 }
 
 }  // namespace
@@ -122,8 +123,8 @@ std::int64_t sketch_length(std::int64_t m, std::int64_t p, const SketchParams& p
 // The timed region starts before the inputs are arranged into lines: that is part of the cost.
 namespace {
 template <class Scalar, int OrderB>
-CompressedProduct compress_dense(const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>& A,
-                                 const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, OrderB>& B, const SketchParams& params) {
+SketchValues values_dense(const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>& A,
+                          const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, OrderB>& B, const SketchParams& params) {
   const auto start = std::chrono::steady_clock::now();
   check_inner_dimensions(A.rows(), A.cols(), B.rows(), B.cols(), kWhere);
   const int threads = params.threads > 0 ? params.threads : omp_get_max_threads();
@@ -131,33 +132,52 @@ CompressedProduct compress_dense(const Eigen::Matrix<Scalar, Eigen::Dynamic, Eig
   check_memory_before_lines(A.rows(), B.cols(), lines_bytes, params);
   return compress_lines(columns_of(A), rows_of(B, threads), A.rows(), B.cols(), A.cols(), params, lines_bytes, start);
 }
+template <class Scalar>
+SketchValues values_sparse(const Eigen::SparseMatrix<Scalar>& A, const Eigen::SparseMatrix<Scalar>& B, const SketchParams& params) {
+  const auto start = std::chrono::steady_clock::now();
+  check_inner_dimensions(A.rows(), A.cols(), B.rows(), B.cols(), kWhere);
+  const double lines_bytes = sparse_lines_bytes(A, B);
+  check_memory_before_lines(A.rows(), B.cols(), lines_bytes, params);
+  return compress_lines(columns_of_sparse(A), rows_of_sparse(B), A.rows(), B.cols(), A.cols(), params, lines_bytes, start);
+}
 }  // namespace
 
+SketchValues compress_values(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B, const SketchParams& params) {
+  return values_dense(A, B, params);
+}
+SketchValues compress_values(const Eigen::MatrixXf& A, const Eigen::MatrixXf& B, const SketchParams& params) {
+  return values_dense(A, B, params);
+}
+SketchValues compress_values(const Eigen::MatrixXd& A, const RowMajorMatrixXd& B, const SketchParams& params) {
+  return values_dense(A, B, params);
+}
+SketchValues compress_values(const Eigen::MatrixXf& A, const RowMajorMatrixXf& B, const SketchParams& params) {
+  return values_dense(A, B, params);
+}
+SketchValues compress_values(const Eigen::SparseMatrix<double>& A, const Eigen::SparseMatrix<double>& B, const SketchParams& params) {
+  return values_sparse(A, B, params);
+}
+SketchValues compress_values(const Eigen::SparseMatrix<float>& A, const Eigen::SparseMatrix<float>& B, const SketchParams& params) {
+  return values_sparse(A, B, params);
+}
+
 CompressedProduct compress(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B, const SketchParams& params) {
-  return compress_dense(A, B, params);
+  return compress_values(A, B, params).product();
 }
 CompressedProduct compress(const Eigen::MatrixXf& A, const Eigen::MatrixXf& B, const SketchParams& params) {
-  return compress_dense(A, B, params);
+  return compress_values(A, B, params).product();
 }
 CompressedProduct compress(const Eigen::MatrixXd& A, const RowMajorMatrixXd& B, const SketchParams& params) {
-  return compress_dense(A, B, params);
+  return compress_values(A, B, params).product();
 }
 CompressedProduct compress(const Eigen::MatrixXf& A, const RowMajorMatrixXf& B, const SketchParams& params) {
-  return compress_dense(A, B, params);
+  return compress_values(A, B, params).product();
 }
 CompressedProduct compress(const Eigen::SparseMatrix<double>& A, const Eigen::SparseMatrix<double>& B, const SketchParams& params) {
-  const auto start = std::chrono::steady_clock::now();
-  check_inner_dimensions(A.rows(), A.cols(), B.rows(), B.cols(), kWhere);
-  const double lines_bytes = sparse_lines_bytes(A, B);
-  check_memory_before_lines(A.rows(), B.cols(), lines_bytes, params);
-  return compress_lines(columns_of_sparse(A), rows_of_sparse(B), A.rows(), B.cols(), A.cols(), params, lines_bytes, start);
+  return compress_values(A, B, params).product();
 }
 CompressedProduct compress(const Eigen::SparseMatrix<float>& A, const Eigen::SparseMatrix<float>& B, const SketchParams& params) {
-  const auto start = std::chrono::steady_clock::now();
-  check_inner_dimensions(A.rows(), A.cols(), B.rows(), B.cols(), kWhere);
-  const double lines_bytes = sparse_lines_bytes(A, B);
-  check_memory_before_lines(A.rows(), B.cols(), lines_bytes, params);
-  return compress_lines(columns_of_sparse(A), rows_of_sparse(B), A.rows(), B.cols(), A.cols(), params, lines_bytes, start);
+  return compress_values(A, B, params).product();
 }
 
 }  // namespace pagh
