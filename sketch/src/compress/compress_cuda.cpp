@@ -20,6 +20,9 @@ namespace {
 
 using index = std::int64_t;
 constexpr const char* kWhere = "pagh::cuda::compress";
+// Each of the two pinned staging buffers of dense inputs holds at most this many bytes (one k at
+// least): enough to keep the copy engine busy, small enough to pin at once.
+constexpr std::size_t kMaxPinnedChunkBytes = std::size_t{16} << 20;
 
 double ms_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -68,7 +71,10 @@ DeviceProduct compress_dense(const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::
                              std::chrono::steady_clock::time_point start) {
   const index m = A.rows(), K = A.cols(), p = B.cols();
   const index per_k = std::max<index>(m + p, 1);
-  const index kc = std::clamp<index>(static_cast<index>(input_budget(options) / (2 * sizeof(Stage) * per_k)), 1, std::max<index>(K, 1));
+  // Chunks are also capped by the pinned buffers' size: pinning host memory costs in proportion to
+  // its size, and small chunks let the conversion of one overlap the copy of the previous one.
+  const std::size_t chunk_bytes = std::min(input_budget(options) / 2, kMaxPinnedChunkBytes);
+  const index kc = std::clamp<index>(static_cast<index>(chunk_bytes / (sizeof(Stage) * per_k)), 1, std::max<index>(K, 1));
   Stream copy;
   std::array<PinnedArray<Stage>, 2> host;
   std::array<DeviceArray<Stage>, 2> device;

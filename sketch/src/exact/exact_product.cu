@@ -10,6 +10,7 @@
 
 #include "device_memory.hpp"
 #include "estimate/estimator.cuh"
+#include "exact/cublas_library.hpp"
 #include "exact/exact_device.hpp"
 #include "estimate/streaming_top_k.cuh"
 
@@ -22,14 +23,15 @@ constexpr int kThreads = 256;
 
 void check_cublas(cublasStatus_t status, const char* call, const char* where) {
   if (status != CUBLAS_STATUS_SUCCESS)
-    throw Error(where, std::string(call) + " failed: " + cublasGetStatusName(status) + " (" + cublasGetStatusString(status) + ")");
+    throw Error(where, std::string(call) + " failed: " + cublas_library().status_name(status) + " (" +
+                           cublas_library().status_string(status) + ")");
 }
 #define PAGH_CUBLAS_CHECK(call, where) check_cublas((call), #call, (where))
 
 class CublasHandle {
  public:
-  explicit CublasHandle(const char* where) { PAGH_CUBLAS_CHECK(cublasCreate(&handle_), where); }
-  ~CublasHandle() { cublasDestroy(handle_); }
+  explicit CublasHandle(const char* where) { PAGH_CUBLAS_CHECK(cublas_library().create(&handle_), where); }
+  ~CublasHandle() { cublas_library().destroy(handle_); }
   CublasHandle(const CublasHandle&) = delete;
   CublasHandle& operator=(const CublasHandle&) = delete;
   cublasHandle_t get() const { return handle_; }
@@ -99,7 +101,7 @@ void gemm(cublasHandle_t handle, cublasOperation_t op, std::int64_t m, std::int6
     return;
   }
   const double one = 1, zero = 0;
-  PAGH_CUBLAS_CHECK(cublasDgemm_64(handle, op, op, m, p, K, &one, x, ldx, y, ldy, &zero, c, m), where);
+  PAGH_CUBLAS_CHECK(cublas_library().dgemm(handle, op, op, m, p, K, &one, x, ldx, y, ldy, &zero, c, m), where);
 }
 
 // Scatters CSC columns into a zeroed dense column-major matrix: one block per column (entries of a
