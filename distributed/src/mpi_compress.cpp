@@ -130,14 +130,23 @@ void sum_piece(const double* mine, std::int64_t count, double* out, int root, MP
 
 }  // namespace
 
-namespace {
+std::int64_t check_partials(MPI_Comm comm, const char* where, int root, const PartialShape& partial) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  if (root != kEveryRank && (root < 0 || root >= size))
+    throw Error(where, "root " + std::to_string(root) + " is not a rank of the communicator (size " + std::to_string(size) + ")");
+  require_same(comm, where, {{"the rows of the product", static_cast<std::uint64_t>(partial.rows)},
+                                 {"the columns of the product", static_cast<std::uint64_t>(partial.cols)},
+                                 {"the sketch length", static_cast<std::uint64_t>(partial.buckets)},
+                                 {"the repetitions", static_cast<std::uint64_t>(partial.repetitions)},
+                                 {"the seed", partial.seed},
+                                 {"the precision", static_cast<std::uint64_t>(partial.precision)}});
+  std::int64_t inner = partial.inner;
+  MPI_Allreduce(MPI_IN_PLACE, &inner, 1, MPI_INT64_T, MPI_SUM, comm);
+  return inner;
+}
 
-// What the ranks' partials must agree on, and the inner indices this rank's covers.
-struct PartialShape {
-  std::int64_t rows, cols, buckets, inner;
-  int repetitions;
-  const SketchParams& params;
-};
+namespace {
 
 // The sum on root (or every rank): the summed values and inner indices; receives = false elsewhere.
 struct Summed {
@@ -147,20 +156,11 @@ struct Summed {
 };
 
 Summed sum_values(const PartialShape& partial, const double* mine, MPI_Comm comm, int root, ReduceTimings* timings) {
+  Summed result;
+  result.inner = check_partials(comm, kWhere, root, partial);
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  if (root != kEveryRank && (root < 0 || root >= size))
-    throw Error(kWhere, "root " + std::to_string(root) + " is not a rank of the communicator (size " + std::to_string(size) + ")");
-  require_same(comm, kWhere, {{"the rows of the product", static_cast<std::uint64_t>(partial.rows)},
-                                  {"the columns of the product", static_cast<std::uint64_t>(partial.cols)},
-                                  {"the sketch length", static_cast<std::uint64_t>(partial.buckets)},
-                                  {"the repetitions", static_cast<std::uint64_t>(partial.repetitions)},
-                                  {"the seed", partial.params.seed},
-                                  {"the precision", static_cast<std::uint64_t>(partial.params.precision)}});
-  Summed result;
-  result.inner = partial.inner;
-  MPI_Allreduce(MPI_IN_PLACE, &result.inner, 1, MPI_INT64_T, MPI_SUM, comm);
 
   const double start = wall_ms();
   const std::int64_t values = partial.buckets * partial.repetitions;
@@ -187,7 +187,8 @@ Summed sum_values(const PartialShape& partial, const double* mine, MPI_Comm comm
 
 std::optional<CompressedProduct> sum_sketches(const CompressedProduct& partial, MPI_Comm comm, int root, ReduceTimings* timings) {
   // The d sketches are contiguous (compressed_product.hpp).
-  Summed sum = sum_values({partial.rows(), partial.cols(), partial.buckets(), partial.inner(), partial.repetitions(), partial.params()},
+  Summed sum = sum_values({partial.rows(), partial.cols(), partial.buckets(), partial.inner(), partial.repetitions(), partial.params().seed,
+                           partial.params().precision},
                           partial.sketch(0).data(), comm, root, timings);
   if (!sum.receives) return std::nullopt;
   return CompressedProduct(partial.rows(), partial.cols(), sum.inner, partial.params(), partial.tables(), std::move(sum.values),
@@ -196,10 +197,13 @@ std::optional<CompressedProduct> sum_sketches(const CompressedProduct& partial, 
 
 std::optional<CompressedProduct> sum_sketches(SketchValues partial, MPI_Comm comm, int root, ReduceTimings* timings) {
   const std::int64_t buckets = partial.tables.buckets;
-  if (partial.values.size() != static_cast<std::size_t>(buckets * partial.tables.repetitions))
-    throw Error(kWhere, "the partial holds " + std::to_string(partial.values.size()) + " values, not d * b = " +
-                            std::to_string(buckets * partial.tables.repetitions));
-  Summed sum = sum_values({partial.rows, partial.cols, buckets, partial.inner, partial.tables.repetitions, partial.params},
+  // Agreed on, so that a rank with a malformed partial does not leave the others waiting in the sum.
+  const bool whole = partial.values.size() == static_cast<std::size_t>(buckets * partial.tables.repetitions);
+  agree(comm, whole ? 0 : 1,
+        whole ? "" : Error(kWhere, "the partial holds " + std::to_string(partial.values.size()) + " values, not d * b = " +
+                                       std::to_string(buckets * partial.tables.repetitions)).what());
+  Summed sum = sum_values({partial.rows, partial.cols, buckets, partial.inner, partial.tables.repetitions, partial.params.seed,
+                           partial.params.precision},
                           partial.values.data(), comm, root, timings);
   if (!sum.receives) return std::nullopt;
   return std::move(partial).product(sum.inner, std::move(sum.values));

@@ -88,6 +88,19 @@ std::optional<CompressedProduct> sum_sketches(const CompressedProduct& partial, 
 std::optional<CompressedProduct> sum_sketches(SketchValues partial, MPI_Comm comm, int root = kEveryRank,
                                               ReduceTimings* timings = nullptr);
 
+// What the ranks' partial sketches must agree on before a sum (every field but inner), and the inner
+// indices this rank's covers.
+struct PartialShape {
+  std::int64_t rows = 0, cols = 0, buckets = 0, inner = 0;
+  int repetitions = 0;
+  std::uint64_t seed = 0;
+  fwht::DType precision = fwht::DType::f32;
+};
+// Collective, before any sum of partials: throws the same pagh::Error (from `where`) on every rank
+// when root is neither kEveryRank nor a rank of comm, or when the ranks' shapes differ (naming the
+// first field that differs, as require_same does); returns the sum of the ranks' inner.
+std::int64_t check_partials(MPI_Comm comm, const char* where, int root, const PartialShape& partial);
+
 // Collective: throws the same pagh::Error (from `where`) on every rank unless every rank passed the
 // same values, naming the first field that differs: "the ranks differ in <name> (from x to y)".
 void require_same(MPI_Comm comm, const char* where, const std::vector<std::pair<const char*, std::uint64_t>>& fields);
