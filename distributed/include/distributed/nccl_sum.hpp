@@ -18,8 +18,9 @@
 // NCCL needs one GPU per rank: ranks that share a GPU (more ranks than GPUs) cannot form a
 // communicator, and connect() then returns nullptr on every rank, so that every rank takes the host
 // sum. Failures before the transfers (shapes that differ, a sketch on another device, device memory
-// for the buffers) are agreed on and thrown as the same exception on every rank, as in
-// mpi_compress.hpp; an error NCCL reports during the transfers is thrown on the rank that sees it.
+// for the buffers) and after them (memory for the result's product or host copy) are agreed on and
+// thrown as the same exception on every rank, as in mpi_compress.hpp; an error NCCL reports during
+// the transfers is thrown on the rank that sees it.
 #pragma once
 
 #include <mpi.h>
