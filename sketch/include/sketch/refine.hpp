@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <variant>
 #include <vector>
 
@@ -39,6 +40,14 @@ class ExactEntries {
   ExactEntries(const Eigen::SparseMatrix<double>& A, const Eigen::SparseMatrix<double>& B);
   ExactEntries(const Eigen::MatrixXd& A, const Eigen::SparseMatrix<double>& B);
   ExactEntries(const Eigen::SparseMatrix<double>& A, const Eigen::MatrixXd& B);
+  // Values computed elsewhere, e.g. summed over processes that each hold some of the inner indices:
+  // evaluate(positions, threads) gives C at the positions (in their order), cost(i, j) the scalar
+  // products one evaluation forms. Positions are checked against rows x cols before either is called.
+  struct Delegate {
+    std::function<std::vector<Entry>(const std::vector<Entry>& positions, int threads)> evaluate;
+    std::function<double(std::int64_t i, std::int64_t j)> cost;
+  };
+  ExactEntries(std::int64_t rows, std::int64_t inner, std::int64_t cols, Delegate delegate);
 
   std::int64_t rows() const { return rows_; }
   std::int64_t cols() const { return cols_; }
@@ -56,6 +65,7 @@ class ExactEntries {
   using RowMajor = Eigen::SparseMatrix<double, Eigen::RowMajor>;
   std::variant<const Eigen::MatrixXd*, RowMajor> a_;
   std::variant<const Eigen::MatrixXd*, const Eigen::SparseMatrix<double>*> b_;
+  std::shared_ptr<const Delegate> delegate_;  // set: a_ and b_ are unused
   std::int64_t rows_ = 0, inner_ = 0, cols_ = 0;
 };
 
