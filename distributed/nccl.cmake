@@ -31,7 +31,7 @@ target_compile_definitions(pagh_distributed_nccl PUBLIC PAGH_DISTRIBUTED_HAVE_NC
 target_compile_options(pagh_distributed_nccl PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra>)
 set_target_properties(pagh_distributed_nccl PROPERTIES POSITION_INDEPENDENT_CODE ON CUDA_SEPARABLE_COMPILATION OFF)
 
-# 1 and 2 GPUs: the sketch against the NCCL sum and the host sum (bench/distributed_gpu_scaling.cpp, under mpirun).
+# 1..N GPUs: the sketch against the NCCL sums (kept on the device, copied to the host) and the host sum (bench/distributed_gpu_scaling.cpp, under mpirun).
 if(PAGH_BUILD_BENCH)
   add_executable(distributed_gpu_scaling bench/distributed_gpu_scaling.cpp)
   target_include_directories(distributed_gpu_scaling PRIVATE ${PAGH_NCCL_INCLUDE_DIR})
