@@ -236,22 +236,22 @@ struct Partial {
   const HashTables* tables = nullptr;     // nullptr: drawn from the seed
 };
 
-constexpr const char* kSumWhere = "pagh::mpi::sum_device_sketches";
-
 // The sum on the receiving ranks' devices and, with_host, its host copy holding the device product.
 struct Summed {
   std::optional<cuda::DeviceProduct> device;
   std::optional<CompressedProduct> host;
 };
 
+// with_host: sum_device_sketches, else sum_on_device (`where`, for the errors, names which).
 Summed sum_partial(const Partial& partial, NcclSum& nccl, int root, bool with_host, ReduceTimings* timings) {
+  const char* where = with_host ? "pagh::mpi::sum_device_sketches" : "pagh::mpi::sum_on_device";
   const MPI_Comm comm = nccl.comm();
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   if (root != kEveryRank && (root < 0 || root >= size))
-    throw Error(kSumWhere, "root " + std::to_string(root) + " is not a rank of the communicator (size " + std::to_string(size) + ")");
-  require_same(comm, kSumWhere, {{"the rows of the product", static_cast<std::uint64_t>(partial.rows)},
+    throw Error(where, "root " + std::to_string(root) + " is not a rank of the communicator (size " + std::to_string(size) + ")");
+  require_same(comm, where, {{"the rows of the product", static_cast<std::uint64_t>(partial.rows)},
                                  {"the columns of the product", static_cast<std::uint64_t>(partial.cols)},
                                  {"the sketch length", static_cast<std::uint64_t>(partial.buckets)},
                                  {"the repetitions", static_cast<std::uint64_t>(partial.repetitions)},
@@ -272,7 +272,7 @@ Summed sum_partial(const Partial& partial, NcclSum& nccl, int root, bool with_ho
     OnDevice on(nccl.device());
     if (mine) {
       if (device_of(mine) != nccl.device())
-        throw Error(kSumWhere, "the partial sketch is on device " + std::to_string(device_of(mine)) + ", the NCCL sum on device " +
+        throw Error(where, "the partial sketch is on device " + std::to_string(device_of(mine)) + ", the NCCL sum on device " +
                                    std::to_string(nccl.device()));
     } else {
       double* copy = upload.at_least(values, "a copy of the partial sketch");
