@@ -246,19 +246,12 @@ struct Summed {
 Summed sum_partial(const Partial& partial, NcclSum& nccl, int root, bool with_host, ReduceTimings* timings) {
   const char* where = with_host ? "pagh::mpi::sum_device_sketches" : "pagh::mpi::sum_on_device";
   const MPI_Comm comm = nccl.comm();
-  int rank = 0, size = 1;
+  int rank = 0;
   MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  if (root != kEveryRank && (root < 0 || root >= size))
-    throw Error(where, "root " + std::to_string(root) + " is not a rank of the communicator (size " + std::to_string(size) + ")");
-  require_same(comm, where, {{"the rows of the product", static_cast<std::uint64_t>(partial.rows)},
-                                 {"the columns of the product", static_cast<std::uint64_t>(partial.cols)},
-                                 {"the sketch length", static_cast<std::uint64_t>(partial.buckets)},
-                                 {"the repetitions", static_cast<std::uint64_t>(partial.repetitions)},
-                                 {"the seed", partial.params.seed},
-                                 {"the precision", static_cast<std::uint64_t>(partial.params.precision)}});
-  std::int64_t inner = partial.inner;
-  MPI_Allreduce(MPI_IN_PLACE, &inner, 1, MPI_INT64_T, MPI_SUM, comm);
+  const std::int64_t inner = check_partials(comm, where, root,
+                                            {.rows = partial.rows, .cols = partial.cols, .buckets = partial.buckets, .inner = partial.inner,
+                                             .repetitions = partial.repetitions, .seed = partial.params.seed,
+                                             .precision = partial.params.precision});
 
   const double start = wall_ms();
   const std::int64_t values = partial.buckets * partial.repetitions;
