@@ -6,6 +6,7 @@
 
 namespace fwht {
 
+// avx2: AVX2 with FMA (the fused multiply-add computes the in-register stages exactly).
 enum class CpuIsa { generic, avx2, avx512 };
 
 void limit_cpu_isa(CpuIsa widest);

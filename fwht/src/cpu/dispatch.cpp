@@ -87,7 +87,7 @@ bool isa_available(Isa isa) {
     case Isa::generic: return true;
     case Isa::avx2:
 #if defined(FWHT_HAVE_AVX2_KERNELS) && (defined(__x86_64__) || defined(__i386__))
-      return __builtin_cpu_supports("avx2");
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 #else
       return false;
 #endif

@@ -36,6 +36,22 @@ struct PlainStages {
   static constexpr index kL1Bytes = 16 * 1024;  // half of a 32 KiB L1: the block and what streams past it
   static constexpr int l1_log = __builtin_ctzll(kL1Bytes / sizeof(T));
 
+  // Where the instruction set has fused multiply-add (FWHT_FMA: the AVX2 kernels), an in-register
+  // stage's signed add p + (+-v) is one fused v * (+-1) + p: the product is exact, so its single
+  // rounding gives the bits of p + v and p - v, signed zeros included. It replaces a sign flip and
+  // an add, and on cores whose adders and multipliers are separate pipes (AMD Zen) it runs beside
+  // the cross-register stages' adds. (Subtractions in the cross stages as fused operations too were
+  // no faster: bench/NOTES.md.)
+#if defined(FWHT_FMA)
+  static constexpr bool kFmaStages = std::is_floating_point_v<T>;
+  [[gnu::always_inline]] static V fused_multiply_add(V a, V b, V c) {
+    if constexpr (sizeof(T) == 8) return __builtin_ia32_vfmaddpd256(a, b, c);
+    else return __builtin_ia32_vfmaddps256(a, b, c);
+  }
+#else
+  static constexpr bool kFmaStages = false;
+#endif
+
   // A stage of stride H < lanes inside one register. Low lanes (i & H == 0) hold A and need A + B,
   // high lanes hold B and need A - B = A + (-B); with p the partner lane, both are p + (+-v). For
   // floating types the sign flip is exact, so the sum rounds exactly as the reference's butterfly
@@ -45,6 +61,13 @@ struct PlainStages {
   template <int H>
   [[gnu::always_inline]] static V register_stage(V v) {
     const V p = __builtin_shuffle(v, O::template partner<H>());
+#if defined(FWHT_FMA)
+    if constexpr (kFmaStages) {
+      V sign;
+      for (int i = 0; i < lanes; ++i) sign[i] = (i & H) ? T(-1) : T(1);
+      return fused_multiply_add(v, sign, p);
+    } else
+#endif
     if constexpr (std::is_floating_point_v<T>) {
       M flip;
       for (int i = 0; i < lanes; ++i) flip[i] = (i & H) ? static_cast<typename O::S>(std::uint64_t{1} << (8 * sizeof(T) - 1)) : 0;
