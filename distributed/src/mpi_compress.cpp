@@ -209,6 +209,45 @@ std::optional<CompressedProduct> sum_sketches(SketchValues partial, MPI_Comm com
   return std::move(partial).product(sum.inner, std::move(sum.values));
 }
 
+HashTables shared_hash_tables(std::int64_t m, std::int64_t p, const SketchParams& params, MPI_Comm comm) {
+  constexpr const char* kTablesWhere = "pagh::mpi::shared_hash_tables";
+  std::optional<HashTables> tables;
+  std::int64_t buckets = 0;
+  std::exception_ptr failure;
+  try {
+    buckets = sketch_length(m, p, params);
+    tables.emplace(zero_hash_tables(params.repetitions, m, p, buckets));
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  agree(comm, failure);
+  require_same(comm, kTablesWhere, {{"the rows of the product", static_cast<std::uint64_t>(m)},
+                                        {"the columns of the product", static_cast<std::uint64_t>(p)},
+                                        {"the sketch length", static_cast<std::uint64_t>(buckets)},
+                                        {"the repetitions", static_cast<std::uint64_t>(params.repetitions)},
+                                        {"the seed", params.seed}});
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const auto entries_a = static_cast<std::int64_t>(tables->bucket_a.size()), entries_b = static_cast<std::int64_t>(tables->bucket_b.size());
+  if (size == 1 || entries_a > INT_MAX || entries_b > INT_MAX) {
+    draw_hash_table_range(*tables, params.seed, {0, entries_a, 0, entries_b});
+    return std::move(*tables);
+  }
+  const auto edge = [&](std::int64_t entries, int r) { return static_cast<int>(entries * r / size); };
+  draw_hash_table_range(*tables, params.seed, {edge(entries_a, rank), edge(entries_a, rank + 1), edge(entries_b, rank), edge(entries_b, rank + 1)});
+  std::vector<int> counts(static_cast<std::size_t>(size)), at(static_cast<std::size_t>(size));
+  const auto gather = [&](void* data, std::int64_t entries, MPI_Datatype type) {
+    for (int r = 0; r < size; ++r) at[r] = edge(entries, r), counts[r] = edge(entries, r + 1) - at[r];
+    MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data, counts.data(), at.data(), type, comm);
+  };
+  gather(tables->bucket_a.data(), entries_a, MPI_UINT32_T);
+  gather(tables->sign_a.data(), entries_a, MPI_INT8_T);
+  gather(tables->bucket_b.data(), entries_b, MPI_UINT32_T);
+  gather(tables->sign_b.data(), entries_b, MPI_INT8_T);
+  return std::move(*tables);
+}
+
 SketchParams share_params(const SketchParams& params) {
   SketchParams share = params;
   if (share.partitions > 0) return share;

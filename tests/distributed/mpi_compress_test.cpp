@@ -149,6 +149,51 @@ TEST(MpiCompress, PartialValuesSumAsProductsDo) {
   EXPECT_THROW(pagh::mpi::sum_sketches(std::move(values), MPI_COMM_WORLD), pagh::mpi::RankFailure);
 }
 
+// shared_hash_tables: every rank's tables are draw_hash_tables' bit for bit (shapes whose entries do not
+// split evenly over the ranks, word counts off Philox's 4-word blocks, b = 1); invalid parameters on one
+// rank and a seed that differs on one rank throw on every rank.
+TEST(MpiCompress, SharedHashTablesAreTheDrawnOnes) {
+  struct Shape {
+    std::int64_t m, p;
+    pagh::SketchParams params;
+  };
+  for (const Shape& shape : {Shape{1000, 733, {.seed = 5}}, Shape{7, 3, {.buckets = 1, .repetitions = 2, .seed = 9}},
+                             Shape{1, 0, {.seed = 2}}, Shape{333, 1201, {.pad = 2, .repetitions = 5, .seed = 77}}}) {
+    const pagh::HashTables shared = pagh::mpi::shared_hash_tables(shape.m, shape.p, shape.params, MPI_COMM_WORLD);
+    const pagh::HashTables drawn = pagh::draw_hash_tables(shape.params.seed, shape.params.repetitions, shape.m, shape.p,
+                                                          pagh::sketch_length(shape.m, shape.p, shape.params));
+    EXPECT_EQ(shared.m, drawn.m);
+    EXPECT_EQ(shared.p, drawn.p);
+    EXPECT_EQ(shared.buckets, drawn.buckets);
+    EXPECT_EQ(shared.repetitions, drawn.repetitions);
+    EXPECT_EQ(shared.bucket_a, drawn.bucket_a) << "m " << shape.m << " rank " << rank_of();
+    EXPECT_EQ(shared.sign_a, drawn.sign_a) << "m " << shape.m << " rank " << rank_of();
+    EXPECT_EQ(shared.bucket_b, drawn.bucket_b) << "p " << shape.p << " rank " << rank_of();
+    EXPECT_EQ(shared.sign_b, drawn.sign_b) << "p " << shape.p << " rank " << rank_of();
+  }
+  const pagh::SketchParams bad{.pad = rank_of() == ranks() - 1 ? -1.0 : 8.0};
+  EXPECT_THROW(pagh::mpi::shared_hash_tables(100, 100, bad, MPI_COMM_WORLD), pagh::mpi::RankFailure);
+  if (ranks() > 1) {
+    try {
+      pagh::mpi::shared_hash_tables(100, 100, {.seed = rank_of() == 1 ? 99u : 1u}, MPI_COMM_WORLD);
+      ADD_FAILURE() << "rank " << rank_of() << ": no failure";
+    } catch (const pagh::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("differ in the seed (from 1 to 99)"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// Tables given to compress_values must have the product's shape.
+TEST(MpiCompress, GivenTablesOfAnotherShapeAreRefused) {
+  const auto w = mio::sparse_product({.m = 120, .k = 80, .p = 90, .seed = 4});
+  const pagh::SketchParams params{.seed = 3};
+  const std::int64_t b = pagh::sketch_length(120, 90, params);
+  EXPECT_NO_THROW(pagh::compress_values(w.a, w.b, params, pagh::draw_hash_tables(3, 3, 120, 90, b)));
+  EXPECT_THROW(pagh::compress_values(w.a, w.b, params, pagh::draw_hash_tables(3, 3, 121, 90, b)), pagh::Error);
+  EXPECT_THROW(pagh::compress_values(w.a, w.b, params, pagh::draw_hash_tables(3, 2, 120, 90, b)), pagh::Error);
+  EXPECT_THROW(pagh::compress_values(w.a, w.b, params, pagh::draw_hash_tables(3, 3, 120, 90, 2 * b)), pagh::Error);
+}
+
 // sum_sketches on crafted partial sketches of 2 pieces (2^21 x 3 values): mostly zero (segments sent
 // sparse), on odd ranks dense in the second half, with -0.0, +-inf and subnormals: the result is the
 // rank-order sum from +0.0 of every rank's values, bit for bit, on every rank and on a root.

@@ -109,6 +109,13 @@ void require_same(MPI_Comm comm, const char* where, const std::vector<std::pair<
 // MPI's busy wait, which would keep a core spinning on every rank that waits for a slower one.
 void wait_without_spinning(MPI_Request& request);
 
+// Collective: the hash tables of an m x p product under params, draw_hash_tables(params.seed, d, m,
+// p, sketch_length(m, p, params)) bit for bit on every rank, each rank drawing 1/ranks of their
+// entries and gathering the others' (MPI_Allgatherv; tables too long for MPI's int counts are drawn
+// whole on every rank). Invalid parameters on any rank, or ranks that differ in m, p, the sketch
+// length, d or the seed, throw the same error on every rank.
+HashTables shared_hash_tables(std::int64_t m, std::int64_t p, const SketchParams& params, MPI_Comm comm);
+
 // The parameters a rank sketches its share with: params, with SketchParams::partitions (unless set)
 // the rank's thread count (params.threads, else the cores this process may run on).
 SketchParams share_params(const SketchParams& params);
@@ -137,10 +144,14 @@ template <class MatrixA, class MatrixB>
 std::optional<CompressedProduct> compress(const MatrixA& A_local, const MatrixB& B_local, const SketchParams& params,
                                           MPI_Comm comm, int root, ReduceTimings* timings) {
   const double start = wall_ms();
+  // The ranks share the drawing of the tables (the same on every rank: same seed).
+  HashTables tables = shared_hash_tables(A_local.rows(), B_local.cols(), params, comm);
+  const double drawn = wall_ms();
   std::optional<SketchValues> partial;
   std::exception_ptr failure;
   try {
-    partial.emplace(pagh::compress_values(A_local, B_local, share_params(params)));
+    partial.emplace(pagh::compress_values(A_local, B_local, share_params(params), std::move(tables)));
+    partial->timings.hashing_ms = drawn - start, partial->timings.total_ms += drawn - start;
   } catch (...) {
     failure = std::current_exception();
   }

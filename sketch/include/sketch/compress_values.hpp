@@ -41,4 +41,16 @@ SketchValues compress_values(const Eigen::MatrixXf& A, const RowMajorMatrixXf& B
 SketchValues compress_values(const Eigen::SparseMatrix<double>& A, const Eigen::SparseMatrix<double>& B, const SketchParams& params = {});
 SketchValues compress_values(const Eigen::SparseMatrix<float>& A, const Eigen::SparseMatrix<float>& B, const SketchParams& params = {});
 
+// The same with the hash tables given (moved into the result) instead of drawn: they must be
+// draw_hash_tables(params.seed, d, m, p, b)'s (as pagh::mpi::shared_hash_tables gathers them); only
+// their shape is checked (pagh::Error otherwise). timings.hashing_ms is then 0.
+SketchValues compress_values(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B, const SketchParams& params, HashTables tables);
+SketchValues compress_values(const Eigen::MatrixXf& A, const Eigen::MatrixXf& B, const SketchParams& params, HashTables tables);
+SketchValues compress_values(const Eigen::MatrixXd& A, const RowMajorMatrixXd& B, const SketchParams& params, HashTables tables);
+SketchValues compress_values(const Eigen::MatrixXf& A, const RowMajorMatrixXf& B, const SketchParams& params, HashTables tables);
+SketchValues compress_values(const Eigen::SparseMatrix<double>& A, const Eigen::SparseMatrix<double>& B, const SketchParams& params,
+                             HashTables tables);
+SketchValues compress_values(const Eigen::SparseMatrix<float>& A, const Eigen::SparseMatrix<float>& B, const SketchParams& params,
+                             HashTables tables);
+
 }  // namespace pagh

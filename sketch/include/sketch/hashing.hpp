@@ -34,4 +34,17 @@ struct HashTables {
 // or if the table sizes (d * m, d * p, 2 (m + p) d) overflow.
 HashTables draw_hash_tables(std::uint64_t seed, int repetitions, std::int64_t m, std::int64_t p, std::int64_t buckets);
 
+// Entries [a_begin, a_end) of bucket_a and sign_a and [b_begin, b_end) of bucket_b and sign_b, as
+// they are stored (repetition-major: entry t * m + i holds h1_t(i) and s1_t(i)).
+struct TableRange {
+  std::int64_t a_begin = 0, a_end = 0, b_begin = 0, b_end = 0;
+};
+
+// For callers that share the drawing (distributed ranks: each draws a range, then they exchange
+// them): tables of this shape with every entry zero (throws as draw_hash_tables does), and a range of
+// their entries drawn in place, equal to the same entries of draw_hash_tables(seed, ...); throws
+// pagh::Error for a range outside the tables.
+HashTables zero_hash_tables(int repetitions, std::int64_t m, std::int64_t p, std::int64_t buckets);
+void draw_hash_table_range(HashTables& tables, std::uint64_t seed, const TableRange& range);
+
 }  // namespace pagh

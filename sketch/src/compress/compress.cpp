@@ -9,6 +9,7 @@
 #include <bit>
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -64,9 +65,10 @@ void check_memory_before_lines(index m, index p, double lines_bytes, const Sketc
 }
 
 // lines_bytes: what arranging the inputs into lines allocated (compress_memory's plan counts it).
+// given: the hash tables, when the caller has them (checked against the shape), else drawn here.
 template <class LinesA, class LinesB>
 SketchValues compress_lines(const LinesA& a, const LinesB& b, index m, index p, index K, const SketchParams& params,
-                                 double lines_bytes, std::chrono::steady_clock::time_point start) {
+                                 double lines_bytes, std::chrono::steady_clock::time_point start, std::optional<HashTables>& given) {
   const index buckets = sketch_length(m, p, params);
   if (params.repetitions < 1) throw Error(kWhere, "repetitions = " + std::to_string(params.repetitions) + " must be at least 1");
   if (params.threads < 0) throw Error(kWhere, "threads = " + std::to_string(params.threads) + " is negative");
@@ -83,7 +85,12 @@ SketchValues compress_lines(const LinesA& a, const LinesB& b, index m, index p, 
 
   CompressTimings timings;
   const auto hash_start = std::chrono::steady_clock::now();
-  HashTables tables = draw_hash_tables(params.seed, params.repetitions, m, p, buckets);
+  if (given && (given->m != m || given->p != p || given->buckets != buckets || given->repetitions != params.repetitions))
+    throw Error(kWhere, "the hash tables given are for " + std::to_string(given->m) + " x " + std::to_string(given->p) + ", b = " +
+                            std::to_string(given->buckets) + ", d = " + std::to_string(given->repetitions) + ", not " +
+                            std::to_string(m) + " x " + std::to_string(p) + ", b = " + std::to_string(buckets) + ", d = " +
+                            std::to_string(params.repetitions));
+  HashTables tables = given ? std::move(*given) : draw_hash_tables(params.seed, params.repetitions, m, p, buckets);
   timings.hashing_ms = elapsed_ms(hash_start);
   std::vector<double> sketches;
   switch (params.precision) {
@@ -124,21 +131,23 @@ std::int64_t sketch_length(std::int64_t m, std::int64_t p, const SketchParams& p
 namespace {
 template <class Scalar, int OrderB>
 SketchValues values_dense(const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>& A,
-                          const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, OrderB>& B, const SketchParams& params) {
+                          const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, OrderB>& B, const SketchParams& params,
+                          std::optional<HashTables> tables = std::nullopt) {
   const auto start = std::chrono::steady_clock::now();
   check_inner_dimensions(A.rows(), A.cols(), B.rows(), B.cols(), kWhere);
   const int threads = params.threads > 0 ? params.threads : omp_get_max_threads();
   const double lines_bytes = dense_lines_bytes(B);
   check_memory_before_lines(A.rows(), B.cols(), lines_bytes, params);
-  return compress_lines(columns_of(A), rows_of(B, threads), A.rows(), B.cols(), A.cols(), params, lines_bytes, start);
+  return compress_lines(columns_of(A), rows_of(B, threads), A.rows(), B.cols(), A.cols(), params, lines_bytes, start, tables);
 }
 template <class Scalar>
-SketchValues values_sparse(const Eigen::SparseMatrix<Scalar>& A, const Eigen::SparseMatrix<Scalar>& B, const SketchParams& params) {
+SketchValues values_sparse(const Eigen::SparseMatrix<Scalar>& A, const Eigen::SparseMatrix<Scalar>& B, const SketchParams& params,
+                           std::optional<HashTables> tables = std::nullopt) {
   const auto start = std::chrono::steady_clock::now();
   check_inner_dimensions(A.rows(), A.cols(), B.rows(), B.cols(), kWhere);
   const double lines_bytes = sparse_lines_bytes(A, B);
   check_memory_before_lines(A.rows(), B.cols(), lines_bytes, params);
-  return compress_lines(columns_of_sparse(A), rows_of_sparse(B), A.rows(), B.cols(), A.cols(), params, lines_bytes, start);
+  return compress_lines(columns_of_sparse(A), rows_of_sparse(B), A.rows(), B.cols(), A.cols(), params, lines_bytes, start, tables);
 }
 }  // namespace
 
@@ -159,6 +168,27 @@ SketchValues compress_values(const Eigen::SparseMatrix<double>& A, const Eigen::
 }
 SketchValues compress_values(const Eigen::SparseMatrix<float>& A, const Eigen::SparseMatrix<float>& B, const SketchParams& params) {
   return values_sparse(A, B, params);
+}
+
+SketchValues compress_values(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B, const SketchParams& params, HashTables tables) {
+  return values_dense(A, B, params, std::move(tables));
+}
+SketchValues compress_values(const Eigen::MatrixXf& A, const Eigen::MatrixXf& B, const SketchParams& params, HashTables tables) {
+  return values_dense(A, B, params, std::move(tables));
+}
+SketchValues compress_values(const Eigen::MatrixXd& A, const RowMajorMatrixXd& B, const SketchParams& params, HashTables tables) {
+  return values_dense(A, B, params, std::move(tables));
+}
+SketchValues compress_values(const Eigen::MatrixXf& A, const RowMajorMatrixXf& B, const SketchParams& params, HashTables tables) {
+  return values_dense(A, B, params, std::move(tables));
+}
+SketchValues compress_values(const Eigen::SparseMatrix<double>& A, const Eigen::SparseMatrix<double>& B, const SketchParams& params,
+                             HashTables tables) {
+  return values_sparse(A, B, params, std::move(tables));
+}
+SketchValues compress_values(const Eigen::SparseMatrix<float>& A, const Eigen::SparseMatrix<float>& B, const SketchParams& params,
+                             HashTables tables) {
+  return values_sparse(A, B, params, std::move(tables));
 }
 
 CompressedProduct compress(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B, const SketchParams& params) {
