@@ -22,6 +22,7 @@ std::int64_t InputMatrix::cols() const {
 }
 
 std::int64_t InputMatrix::stored_entries() const {
+  if (shared) return shared_entries;
   if (is_dense()) return rows() * cols();
   return static_cast<std::int64_t>(std::get<1>(data).nonZeros());
 }
@@ -71,9 +72,13 @@ InputMatrix read_input(const std::string& path, bool transpose, int threads) {
     Eigen::SparseMatrix<double> transposed = any.sparse().transpose();
     return sparse_input(path, transposed);
   } catch (const pagh::matrix_io::MatrixMarketError& e) {
-    // Keep the reader's message as is: it already names the file and, for content, the line.
-    throw CliError(classify_read_failure(e), "", without_reader_api_names(without_api_hint(e.what())));
+    throw_read_failure(e);
   }
+}
+
+void throw_read_failure(const pagh::matrix_io::MatrixMarketError& error) {
+  // Keep the reader's message as is: it already names the file and, for content, the line.
+  throw CliError(classify_read_failure(error), "", without_reader_api_names(without_api_hint(error.what())));
 }
 
 std::optional<std::pair<std::int64_t, std::int64_t>> declared_dense_size(const std::string& path, bool transpose) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -12,9 +13,18 @@
 
 namespace pagh_mm {
 
+class SharedOperands;
+
 struct InputMatrix {
+  InputMatrix() = default;
+  InputMatrix(std::string path_, MatrixData data_) : path(std::move(path_)), data(std::move(data_)) {}
+
   std::string path;
   MatrixData data;  // dense or sparse, as matrix_io's density rule chose
+  // Set under mpirun when no rank holds the whole matrix (shared_operands.hpp): data is then an
+  // empty sparse matrix of the whole shape, and stored_entries() the whole matrix's.
+  std::shared_ptr<const SharedOperands> shared;
+  std::int64_t shared_entries = 0;
 
   std::int64_t rows() const;
   std::int64_t cols() const;
@@ -26,6 +36,8 @@ struct InputMatrix {
 // 66 when the file cannot be opened (missing, unreadable, a directory), 74 when reading fails after
 // it was opened, 65 for anything wrong with its content (such errors carry a line number).
 ExitCode classify_read_failure(const pagh::matrix_io::MatrixMarketError& error);
+// The CliError read_input throws for the reader's error (the code above, the message as pagh-mm says it).
+[[noreturn]] void throw_read_failure(const pagh::matrix_io::MatrixMarketError& error);
 
 // Reads a Matrix Market file (plain or gzip-compressed) or a NumPy .npy array (recognised by their
 // first bytes, not their names); transpose reads the matrix's transpose (for a C-order .npy file at

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "shared_operands.hpp"
 #include "sketch/exact_answers.hpp"
 #include "sketch_answers.hpp"
 
@@ -13,7 +14,9 @@ KnownDiagonal subtract_known_diagonal(pagh::CompressedProduct& product, const In
   KnownDiagonal known;
   known.excluded = o.no_diagonal;
   if (a.rows() != b.cols()) return known;
-  if (a.is_dense() && b.is_dense()) {
+  if (a.shared) {
+    known.entries = a.shared->diagonal();
+  } else if (a.is_dense() && b.is_dense()) {
     known.entries = pagh::product_diagonal(std::get<0>(a.data), std::get<0>(b.data));
   } else {
     const auto sparse = [](const MatrixData& m) {

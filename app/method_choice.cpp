@@ -5,6 +5,7 @@
 #include "cli_error.hpp"
 #include "pagh/error.hpp"
 #include "resource_plan.hpp"
+#include "shared_operands.hpp"
 #include "sketch/exact_answers.hpp"
 #include "sketch/method.hpp"
 #include "sketch_answers.hpp"
@@ -39,8 +40,9 @@ MethodReport choose_multiply_method(const SketchBackend& backend, const InputMat
   const pagh::Method requested = method_to_weigh(o);
   const bool needs_sketch = requested != o.method;  // auto turned into sketch by the outputs
   // A mixed pair is multiplied densely (the sparse side is small enough to have been read).
-  const pagh::ProductCounts counts = both_sparse(a, b) ? pagh::count_product(std::get<1>(a.data), std::get<1>(b.data))
-                                                        : pagh::count_dense_product(a.rows(), a.cols(), b.cols());
+  const pagh::ProductCounts counts = a.shared         ? a.shared->counts()
+                                     : both_sparse(a, b) ? pagh::count_product(std::get<1>(a.data), std::get<1>(b.data))
+                                                         : pagh::count_dense_product(a.rows(), a.cols(), b.cols());
   const pagh::SketchParams& weighed = params ? *params : o.sketch.params;
   const pagh::Throughput host = pagh::cpu_throughput(o.sketch.params.threads, o.sketch.params.precision);
   report.exact_on_host = true;

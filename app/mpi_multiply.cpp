@@ -17,8 +17,10 @@
 #include "distributed/mpi_compress.hpp"
 #include "inputs.hpp"
 #include "mpi_inner_split.hpp"
+#include "mpi_shares.hpp"
 #include "multiply_hooks.hpp"
 #include "multiply_options.hpp"
+#include "shared_operands.hpp"
 #include "sketch/params.hpp"
 
 #ifdef PAGH_MM_HAVE_SKETCH_CUDA
@@ -36,7 +38,9 @@ std::unique_ptr<SketchBackend> make_cuda_backend(int device, int threads);  // c
 
 namespace {
 
-enum class Step : int { read_inputs = 1, sketch = 2, finish = 3 };
+// read_inputs: the whole files; read_shares: each rank its byte ranges (mpi_shares.hpp), and then
+// evaluate and diagonal answer rank 0's questions of the shares.
+enum class Step : int { read_inputs = 1, sketch = 2, finish = 3, read_shares = 4, evaluate = 5, diagonal = 6 };
 
 // What rank 0 sends the workers, as raw bytes (every field trivially copyable).
 struct Command {
@@ -45,6 +49,7 @@ struct Command {
   int threads = 0;      // read_inputs, sketch: --threads
   bool transpose_a = false;
   bool use_cuda = false;  // sketch: rank 0 sketches with the CUDA backend
+  std::int64_t count = 0;  // evaluate: the positions rank 0 broadcasts next
   pagh::SketchParams params;
 };
 static_assert(std::is_trivially_copyable_v<Command>);
@@ -142,16 +147,18 @@ struct SketchSum {
 // backend), checks that every rank read the same shapes, sketches this rank's range of k and sums
 // the sketches on rank 0 (the others get nullopt). Throws the same exception on every rank.
 std::optional<pagh::CompressedProduct> sketch_share(MPI_Comm comm, const std::string& inputs, const MatrixData* a,
-                                                    const MatrixData* b, SketchBackend* backend, std::exception_ptr failure,
+                                                    const MatrixData* b, const InputShare* share, SketchBackend* backend,
+                                                    std::exception_ptr failure,
                                                     const pagh::SketchParams& params, ShareTimes& times, SketchSum& sum_of) {
   agree(comm, failure);
-  const std::int64_t m = rows_in(*a), K = cols_in(*a), p = cols_in(*b);
+  // Inputs read by byte ranges (share): this rank's k and the whole matrices' counts come with them.
+  const std::int64_t m = share ? share->m : rows_in(*a), K = share ? share->K : cols_in(*a), p = share ? share->p : cols_in(*b);
   try {
     pagh::mpi::require_same(comm, inputs.c_str(),
                             {{"the rows of A", static_cast<std::uint64_t>(m)}, {"the columns of A", static_cast<std::uint64_t>(K)},
                              {"the columns of B", static_cast<std::uint64_t>(p)},
-                             {"the stored entries of A", static_cast<std::uint64_t>(stored_entries(*a))},
-                             {"the stored entries of B", static_cast<std::uint64_t>(stored_entries(*b))}});
+                             {"the stored entries of A", static_cast<std::uint64_t>(share ? share->entries_a : stored_entries(*a))},
+                             {"the stored entries of B", static_cast<std::uint64_t>(share ? share->entries_b : stored_entries(*b))}});
   } catch (const pagh::mpi::RankFailure&) {
     throw;
   } catch (const pagh::Error& e) {
@@ -163,11 +170,16 @@ std::optional<pagh::CompressedProduct> sketch_share(MPI_Comm comm, const std::st
   std::int64_t k0 = 0, k1 = 0;
   try {
     const std::int64_t buckets = pagh::sketch_length(m, p, params);
-    const std::vector<std::int64_t> bounds = split_inner(*a, *b, buckets, size_of(comm));
-    k0 = bounds[static_cast<std::size_t>(me)], k1 = bounds[static_cast<std::size_t>(me) + 1];
+    if (share) {
+      k0 = share->k0, k1 = share->k1;
+    } else {
+      const std::vector<std::int64_t> bounds = split_inner(*a, *b, buckets, size_of(comm));
+      k0 = bounds[static_cast<std::size_t>(me)], k1 = bounds[static_cast<std::size_t>(me) + 1];
+    }
     if (k0 == k1)  // nothing to sketch here: a zero sketch with the same tables
       partial.emplace(m, p, 0, params, pagh::draw_hash_tables(params.seed, params.repetitions, m, p, buckets),
                       std::vector<double>(static_cast<std::size_t>(buckets * params.repetitions), 0.0));
+    else if (share) partial.emplace(backend->compress(share->a, share->b, pagh::mpi::share_params(params)));
     else partial.emplace(backend->compress(columns_of(*a, k0, k1), rows_of(*b, k0, k1), pagh::mpi::share_params(params)));
   } catch (...) {
     failure = std::current_exception();
@@ -204,6 +216,7 @@ std::unique_ptr<SketchBackend> worker_backend(MPI_Comm comm, int local_rank, boo
 
 int run_worker(MPI_Comm comm, int local_rank) {
   std::optional<InputMatrix> a, b;
+  std::unique_ptr<InputShare> share;  // read_shares: this rank's k of A and B
   std::string inputs;
   std::exception_ptr read_failure;
   std::unique_ptr<SketchBackend> backend;
@@ -223,6 +236,29 @@ int run_worker(MPI_Comm comm, int local_rank) {
       }
       continue;
     }
+    if (command.step == Step::read_shares) {
+      const std::string a_path = exchange(comm, ""), b_path = exchange(comm, "");
+      inputs = a_path + ", " + b_path;
+      try {
+        share = read_share(comm, a_path, b_path, command.threads);  // fails on every rank or none: rank 0 ends the run
+        if (!share) {  // dense: whole files, as rank 0 reads them now
+          a.emplace(read_input(a_path, false, command.threads));
+          b.emplace(read_input(b_path, false, command.threads));
+        }
+      } catch (...) {
+        read_failure = std::current_exception();
+      }
+      continue;
+    }
+    if (command.step == Step::evaluate || command.step == Step::diagonal) {
+      try {
+        if (command.step == Step::evaluate) evaluate_shares(comm, *share, {}, command.count, command.threads);
+        else diagonal_of_shares(comm, *share);
+      } catch (const std::exception&) {
+        // Every rank threw the same: rank 0 reports it.
+      }
+      continue;
+    }
     std::exception_ptr failure = read_failure;
     if (!failure) {
       try {
@@ -234,7 +270,8 @@ int run_worker(MPI_Comm comm, int local_rank) {
     }
     ShareTimes times;
     try {
-      sketch_share(comm, inputs, a ? &a->data : nullptr, b ? &b->data : nullptr, backend.get(), failure, command.params, times, sum_of);
+      sketch_share(comm, inputs, a ? &a->data : nullptr, b ? &b->data : nullptr, share.get(), backend.get(), failure, command.params,
+                   times, sum_of);
     } catch (const std::exception&) {
       // Every rank threw the same: rank 0 reports it and ends the run with its status.
     }
@@ -245,8 +282,8 @@ int run_worker(MPI_Comm comm, int local_rank) {
 // Queries run on the host copy of the sum, or on rank 0's GPU where the sum was made there (NCCL).
 class DistributedBackend final : public SketchBackend {
  public:
-  DistributedBackend(MPI_Comm comm, std::unique_ptr<SketchBackend> own, const MultiplyOptions& options)
-      : comm_(comm), own_(std::move(own)), inputs_(options.a_path + ", " + options.b_path),
+  DistributedBackend(MPI_Comm comm, std::unique_ptr<SketchBackend> own, const MultiplyOptions& options, const InputShare* share)
+      : comm_(comm), own_(std::move(own)), share_(share), inputs_(options.a_path + ", " + options.b_path),
         threads_(options.sketch.params.threads), verbose_(options.diagnostics.verbose()) {}
 
   std::string name() const override { return own_->name(); }
@@ -257,7 +294,7 @@ class DistributedBackend final : public SketchBackend {
     exchange(comm_, Command{.step = Step::sketch, .threads = threads_, .use_cuda = own_->name() == "cuda", .params = params});
     ShareTimes times;
     try {
-      std::optional<pagh::CompressedProduct> sum = sketch_share(comm_, inputs_, &a, &b, own_.get(), nullptr, params, times, sum_of_);
+      std::optional<pagh::CompressedProduct> sum = sketch_share(comm_, inputs_, &a, &b, share_, own_.get(), nullptr, params, times, sum_of_);
       if (verbose_) {
         std::fprintf(stderr,
                      "pagh-mm: distributed over %d ranks (rank 0: k %lld..%lld of %lld): slowest share %.1f ms, "
@@ -281,6 +318,7 @@ class DistributedBackend final : public SketchBackend {
  private:
   MPI_Comm comm_;
   std::unique_ptr<SketchBackend> own_;
+  const InputShare* share_;  // rank 0's k of A and B when read by byte ranges; the whole a and b otherwise
   std::string inputs_;
   int threads_;
   bool verbose_;
@@ -293,13 +331,45 @@ class Leader final : public MultiplyHooks {
 
   void started(const MultiplyOptions& options) override {
     options_ = &options;
+    const std::string whole = reads_whole_files(options);
+    by_ranges_ = whole.empty();
+    if (by_ranges_) return;  // the read is collective: read_inputs starts it on every rank
+    if (options.diagnostics.verbose()) std::fprintf(stderr, "pagh-mm: every rank reads the whole inputs (%s)\n", whole.c_str());
     exchange(comm_, Command{.step = Step::read_inputs, .threads = options.sketch.params.threads, .transpose_a = options.transpose_a});
     exchange(comm_, options.a_path);
     exchange(comm_, options.b_path);
   }
 
+  std::optional<std::pair<InputMatrix, InputMatrix>> read_inputs(const MultiplyOptions& o) override {
+    if (!by_ranges_) return std::nullopt;
+    const int threads = o.sketch.params.threads;
+    exchange(comm_, Command{.step = Step::read_shares, .threads = threads});
+    exchange(comm_, o.a_path);
+    exchange(comm_, o.b_path);
+    share_ = read_share(comm_, o.a_path, o.b_path, threads);
+    const bool verbose = o.diagnostics.verbose();
+    if (!share_) {  // dense: whole files, as one process reads them
+      if (verbose) std::fprintf(stderr, "pagh-mm: every rank reads the whole inputs (dense enough to be read as dense matrices)\n");
+      return std::nullopt;
+    }
+    if (verbose)
+      std::fprintf(stderr, "pagh-mm: inputs read by byte ranges over %d ranks: rank 0 holds k %lld..%lld of %lld (%lld + %lld of %lld + %lld stored entries)\n",
+                   size_of(comm_), static_cast<long long>(share_->k0), static_cast<long long>(share_->k1), static_cast<long long>(share_->K),
+                   static_cast<long long>(stored_entries(share_->a)), static_cast<long long>(stored_entries(share_->b)),
+                   static_cast<long long>(share_->entries_a), static_cast<long long>(share_->entries_b));
+    auto shared = shared_operands(comm_, *share_, threads, [this, threads](ShareStep step, std::int64_t n) {
+      exchange(comm_, Command{.step = step == ShareStep::evaluate ? Step::evaluate : Step::diagonal, .threads = threads, .count = n});
+    });
+    // Empty matrices of the whole shapes: what run_multiply asks beyond them goes to `shared`.
+    std::pair<InputMatrix, InputMatrix> inputs{InputMatrix{o.a_path, Eigen::SparseMatrix<double>(share_->m, share_->K)},
+                                               InputMatrix{o.b_path, Eigen::SparseMatrix<double>(share_->K, share_->p)}};
+    inputs.first.shared = inputs.second.shared = shared;
+    inputs.first.shared_entries = share_->entries_a, inputs.second.shared_entries = share_->entries_b;
+    return inputs;
+  }
+
   std::unique_ptr<SketchBackend> backend(std::unique_ptr<SketchBackend> selected) override {
-    return std::make_unique<DistributedBackend>(comm_, std::move(selected), *options_);
+    return std::make_unique<DistributedBackend>(comm_, std::move(selected), *options_, share_.get());
   }
 
   void finish(int status) { exchange(comm_, Command{.step = Step::finish, .status = status}); }
@@ -307,6 +377,8 @@ class Leader final : public MultiplyHooks {
  private:
   MPI_Comm comm_;
   const MultiplyOptions* options_ = nullptr;
+  bool by_ranges_ = false;
+  std::unique_ptr<InputShare> share_;  // rank 0's k of A and B (read_inputs)
 };
 
 // MPI for the lifetime of the command; every MPI call is made from this (the main) thread.

@@ -327,12 +327,22 @@ int run_multiply(const std::vector<std::string>& args, MultiplyHooks* hooks) {
 
   progress.stage(++stage, stages, "reading " + o.a_path);
   auto t = Clock::now();
-  InputMatrix a = after_backend_errors([&] { return read_input(o.a_path, o.transpose_a, o.sketch.params.threads); });
+  auto shares = after_backend_errors([&] { return hooks ? hooks->read_inputs(o) : std::nullopt; });
+  InputMatrix a = shares ? std::move(shares->first)
+                         : after_backend_errors([&] { return read_input(o.a_path, o.transpose_a, o.sketch.params.threads); });
   report.read_a_ms = ms_since(t);
   progress.stage(++stage, stages, "reading " + o.b_path);
   t = Clock::now();
-  InputMatrix b = after_backend_errors([&] { return read_input(o.b_path, false, o.sketch.params.threads); });
+  InputMatrix b = shares ? std::move(shares->second)
+                         : after_backend_errors([&] { return read_input(o.b_path, false, o.sketch.params.threads); });
   report.read_b_ms = ms_since(t);
+  shares.reset();
+  // Operands shared by MPI ranks (shared_operands.hpp): the exact product needs them whole, on rank 0.
+  const auto whole_for_exact = [&] {
+    if (!a.shared) return;
+    a = read_input(o.a_path, o.transpose_a, o.sketch.params.threads);
+    b = read_input(o.b_path, false, o.sketch.params.threads);
+  };
   t = Clock::now();
   BackendSelection selection = starting.get();
   const double backend_wait_ms = ms_since(t);
@@ -382,7 +392,10 @@ int run_multiply(const std::vector<std::string>& args, MultiplyHooks* hooks) {
 
   report.method = choose_multiply_method(backend, a, b, o);
   if (diag.verbose()) std::fprintf(stderr, "pagh-mm: method %s\n", report.method.reason.c_str());
-  if (report.method.exact()) return run_exact(o, backend, a, b, outputs, matrix_staging, progress, stage, stages, report, start);
+  if (report.method.exact()) {
+    whole_for_exact();
+    return run_exact(o, backend, a, b, outputs, matrix_staging, progress, stage, stages, report, start);
+  }
 
   progress.stage(++stage, stages, "sketching");
   auto sketched = sketch_and_select(backend, a, b, o, o.sketch.params);
@@ -413,6 +426,8 @@ int run_multiply(const std::vector<std::string>& args, MultiplyHooks* hooks) {
         report.method = exact_instead;
         report.method.reason = "exact, as the sketch that resolves entries of " + std::to_string(target) + " (b = " +
                                std::to_string(wanted) + ") costs more: " + exact_instead.reason.substr(exact_instead.reason.find(": ") + 2);
+        sketched.reset();
+        whole_for_exact();
         return run_exact(o, backend, a, b, outputs, matrix_staging, progress, stage, stages, report, start);
       }
       sketched.reset();

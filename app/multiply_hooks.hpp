@@ -5,8 +5,11 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <utility>
 
 #include "backend.hpp"
+#include "inputs.hpp"
 
 namespace pagh_mm {
 
@@ -17,6 +20,9 @@ class MultiplyHooks {
   virtual ~MultiplyHooks() = default;
   // The options are parsed; nothing has been read yet.
   virtual void started(const MultiplyOptions& options) = 0;
+  // Reads A and B in place of read_input, or nullopt to leave it to run_multiply (the distributed
+  // run gives each rank its share: shared_operands.hpp).
+  virtual std::optional<std::pair<InputMatrix, InputMatrix>> read_inputs(const MultiplyOptions&) { return std::nullopt; }
   // The backend selected (--backend): returns the one the command uses instead.
   virtual std::unique_ptr<SketchBackend> backend(std::unique_ptr<SketchBackend> selected) = 0;
 };

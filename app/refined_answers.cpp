@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <functional>
 
+#include "shared_operands.hpp"
 #include "sketch_answers.hpp"
 
 namespace pagh_mm {
@@ -14,6 +15,7 @@ namespace {
 // The operands as refinement reads them (the inputs' own storage, no copy of a dense one).
 template <class Use>
 auto with_operands(const InputMatrix& a, const InputMatrix& b, Use&& use) {
+  if (a.shared) return use(a.shared->exact_entries());
   return std::visit([&](const auto& x) { return std::visit([&](const auto& y) { return use(pagh::ExactEntries(x, y)); }, b.data); },
                     a.data);
 }

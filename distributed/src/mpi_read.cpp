@@ -44,6 +44,36 @@ struct TripletSink {
   void add_value(double) {}  // array files are not read here
 };
 
+// agree(), with a reader's error (MatrixMarketError) thrown on every rank as that error, so that a
+// caller tells a missing file from a bad line as it would after a whole-file read. Its parts travel
+// in the agreed message: "<line> <length of the file name> <file name><reason>".
+constexpr int kReaderError = 2;
+void agree_reading(MPI_Comm comm, std::exception_ptr failure) {
+  int code = 0;
+  std::string message;
+  if (failure) {
+    try {
+      std::rethrow_exception(failure);
+    } catch (const mio::MatrixMarketError& e) {
+      code = kReaderError, message = std::to_string(e.line()) + " " + std::to_string(e.file().size()) + " " + e.file() + e.reason();
+    } catch (const std::exception& e) {
+      code = 1, message = e.what();
+    } catch (...) {
+      code = 1, message = "unknown failure";
+    }
+  }
+  try {
+    agree(comm, code, message);
+  } catch (const RankFailure& f) {
+    if (f.code() != kReaderError) throw;
+    const std::string parts = f.what();
+    const std::size_t first = parts.find(' '), second = parts.find(' ', first + 1);
+    const std::size_t name_length = std::stoull(parts.substr(first + 1, second - first - 1));
+    throw mio::MatrixMarketError(parts.substr(second + 1, name_length), std::stoll(parts.substr(0, first)),
+                                 parts.substr(second + 1 + name_length));
+  }
+}
+
 std::int64_t exclusive_sum(std::int64_t mine, MPI_Comm comm) {
   std::int64_t before = 0;
   MPI_Exscan(&mine, &before, 1, MPI_INT64_T, MPI_SUM, comm);
@@ -79,7 +109,7 @@ void read_whole(const std::filesystem::path& path, const mio::ReadOptions& optio
 
 // Collective. Parses this rank's line-aligned byte range of a coordinate file; throws the error of
 // the first failure in file order on every rank (RankFailure).
-FileEntries read_range(const std::filesystem::path& path, const mio::ReadOptions& options, MPI_Comm comm) {
+FileEntries read_range(const std::filesystem::path& path, const char* which, const mio::ReadOptions& options, MPI_Comm comm) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
@@ -112,7 +142,7 @@ FileEntries read_range(const std::filesystem::path& path, const mio::ReadOptions
   } catch (...) {
     failure = std::current_exception();
   }
-  agree(comm, failure);
+  agree_reading(comm, failure);
   MPI_Allreduce(MPI_IN_PLACE, &whole, 1, MPI_INT, MPI_MAX, comm);
   if (whole) {
     try {
@@ -121,9 +151,18 @@ FileEntries read_range(const std::filesystem::path& path, const mio::ReadOptions
     } catch (...) {
       failure = std::current_exception();
     }
-    agree(comm, failure);
+    agree_reading(comm, failure);
     return file;
   }
+
+  // Byte ranges of different files would lose or repeat entries: ranks that see different files
+  // (each its own copy) must at least agree on their shapes and lengths.
+  const std::string of = std::string(" of ") + which;
+  require_same(comm, input->name().c_str(),
+               {{("the rows" + of).c_str(), static_cast<std::uint64_t>(file.header.rows)},
+                {("the columns" + of).c_str(), static_cast<std::uint64_t>(file.header.cols)},
+                {("the declared entries" + of).c_str(), static_cast<std::uint64_t>(file.header.stored_entries)},
+                {("the length in bytes" + of).c_str(), static_cast<std::uint64_t>(text.size())}});
 
   // This rank's lines: from the first line starting at or after its share of the body's bytes.
   const std::size_t length = text.size() - body;
@@ -176,7 +215,7 @@ FileEntries read_range(const std::filesystem::path& path, const mio::ReadOptions
   } else if (failure == nullptr && own.failed) {
     failure = std::make_exception_ptr(mio::MatrixMarketError(name, lines_before + own.error_line, own.reason));
   }
-  agree(comm, failure);
+  agree_reading(comm, failure);
   std::int64_t totals[2] = {own.entries, own.lines};
   MPI_Allreduce(MPI_IN_PLACE, totals, 2, MPI_INT64_T, MPI_SUM, comm);
   if (totals[0] < file.header.stored_entries) {
@@ -185,7 +224,7 @@ FileEntries read_range(const std::filesystem::path& path, const mio::ReadOptions
                                        "expected " + std::to_string(file.header.stored_entries) +
                                            " entries after the size line, found " + std::to_string(totals[0]) +
                                            " before the end of the input");
-    agree(comm, rank == 0 ? 1 : 0, error.what());
+    agree_reading(comm, rank == 0 ? std::make_exception_ptr(error) : nullptr);
   }
   file.entries = std::move(parsed);
   return file;
@@ -260,8 +299,8 @@ InnerShare read_inner_share(const std::filesystem::path& a_path, const std::file
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  FileEntries a = read_range(a_path, options, comm);
-  FileEntries b = read_range(b_path, options, comm);
+  FileEntries a = read_range(a_path, "A", options, comm);
+  FileEntries b = read_range(b_path, "B", options, comm);
   InnerShare share;
   share.header_a = a.header, share.header_b = b.header;
   share.m = a.header.rows, share.K = a.header.cols, share.p = b.header.cols;
@@ -273,7 +312,7 @@ InnerShare read_inner_share(const std::filesystem::path& a_path, const std::file
   } catch (...) {
     failure = std::current_exception();
   }
-  agree(comm, failure);
+  agree_reading(comm, failure);
   // Whole-file reads: every rank holds every entry; each keeps its own after the bounds are set.
   const auto count_once = [&](const FileEntries& f) -> const std::vector<Triplet>& {
     static const std::vector<Triplet> none;
@@ -302,7 +341,7 @@ InnerShare read_inner_share(const std::filesystem::path& a_path, const std::file
   } catch (...) {
     failure = std::current_exception();
   }
-  agree(comm, failure);
+  agree_reading(comm, failure);
   return share;
 }
 

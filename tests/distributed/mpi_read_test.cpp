@@ -134,20 +134,23 @@ TEST(MpiRead, SketchOfTheSharesIsTheOneProcessSketch) {
     for (std::int64_t h = 0; h < single.buckets(); ++h) ASSERT_EQ(distributed.sketch(t)[h], single.sketch(t)[h]) << t << " " << h;
 }
 
-// Every rank throws RankFailure with what() the whole-file read's message.
+// Every rank throws the MatrixMarketError of the whole-file read: its file, line and message.
 void expect_refused_as_whole_read(const fs::path& bad, const fs::path& good) {
-  std::string expected;
+  std::string expected, file;
+  std::int64_t line = -1;
   try {
     (void)mio::read_sparse<double>(bad);
     FAIL() << bad << " was read";
   } catch (const mio::MatrixMarketError& e) {
-    expected = e.what();
+    expected = e.what(), file = e.file(), line = e.line();
   }
   try {
     (void)pagh::mpi::read_inner_share(bad, good, MPI_COMM_WORLD);
     ADD_FAILURE() << "rank " << rank_of() << ": " << bad << " was read";
-  } catch (const pagh::mpi::RankFailure& e) {
+  } catch (const mio::MatrixMarketError& e) {
     EXPECT_EQ(std::string(e.what()), expected) << "rank " << rank_of();
+    EXPECT_EQ(e.file(), file) << "rank " << rank_of();
+    EXPECT_EQ(e.line(), line) << "rank " << rank_of();
   }
 }
 
@@ -175,6 +178,26 @@ TEST(MpiRead, BadFilesAreRefusedOnEveryRankAsAWholeReadRefusesThem) {
     ADD_FAILURE() << "shapes accepted";
   } catch (const pagh::mpi::RankFailure& e) {
     EXPECT_NE(std::string(e.what()).find("60 x 90"), std::string::npos) << e.what();
+  }
+}
+
+// Copies of a file that differ between ranks (each rank its own) would lose or repeat entries
+// between the byte ranges: refused on every rank, naming what differs.
+TEST(MpiRead, RanksWhoseCopiesDifferAreRefused) {
+  const auto good = file_with("cb.mtx", coordinate(90, 50, 400, "real", "general", 13));
+  const int rank = rank_of();
+  const fs::path mine = scratch() / ("copy" + std::to_string(rank) + ".mtx");
+  std::ofstream(mine, std::ios::binary) << coordinate(60, 90, rank == 1 ? 801 : 800, "real", "general", 14);
+  MPI_Barrier(MPI_COMM_WORLD);
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size < 2) GTEST_SKIP() << "one rank";
+  try {
+    (void)pagh::mpi::read_inner_share(mine, good, MPI_COMM_WORLD);
+    ADD_FAILURE() << "rank " << rank << ": differing copies read";
+  } catch (const pagh::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the ranks differ in the declared entries of A (from 800 to 801)"), std::string::npos)
+        << "rank " << rank << ": " << e.what();
   }
 }
 

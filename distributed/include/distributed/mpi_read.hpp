@@ -13,9 +13,11 @@
 // and gzip files are read whole on every rank (their values' places follow from every line before
 // them, or the bytes cannot be cut), and each rank keeps its columns or rows.
 //
-// Failures (a missing file, a bad line, a count that differs from the size line, A's columns unlike
-// B's rows) end the collective on every rank with the same RankFailure (code 1): the message of the
-// first failure in file order, with the line number a one-process read would give.
+// Failures end the collective on every rank with the same exception: a reader's error (a missing
+// file, a bad line, a count that differs from the size line) as the matrix_io::MatrixMarketError of
+// the first failure in file order, with the file, line and message a one-process read would give;
+// anything else (A's columns unlike B's rows, ranks whose copies of a file differ in shape, declared
+// entries or length) as RankFailure or the same pagh::Error.
 #pragma once
 
 #include <mpi.h>
