@@ -8,6 +8,7 @@
 #include <Eigen/Dense>
 #include <Eigen/SparseCore>
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -72,6 +73,23 @@ void check_against_oracles(const CompressedProduct& c, const std::string& what) 
     const std::string label = what + " above " + std::to_string(tau);
     expect_same(fast, brute_above(all, tau), label + " vs brute force");
     expect_same(fast, c.above(tau, std::size_t{1} << 26, Recovery::exhaustive), label + " vs scan");
+  }
+}
+
+// median_of takes three values (the default d) without sorting them: the value sorting puts in the
+// middle, for every order of every triple, ties included.
+TEST(MedianOf, ThreeValuesGiveTheSortedMiddleInEveryOrder) {
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<int> small(-3, 3);  // few distinct values: many ties
+  for (int trial = 0; trial < 2000; ++trial) {
+    std::array<double, 3> v{double(small(rng)), double(small(rng)), trial % 2 ? double(small(rng)) : std::ldexp(double(rng() % 1000), -7)};
+    std::array<double, 3> sorted = v;
+    std::sort(sorted.begin(), sorted.end());
+    std::sort(v.begin(), v.end());
+    do {
+      std::array<double, 3> copy = v;
+      EXPECT_EQ(median_of(copy), sorted[1]) << v[0] << " " << v[1] << " " << v[2];
+    } while (std::next_permutation(v.begin(), v.end()));
   }
 }
 

@@ -29,6 +29,8 @@ void gather(const std::vector<double>& row, std::int64_t cols, std::int64_t j, s
 double median_of(std::span<double> v) {
   const std::size_t n = v.size();
   if (n == 0) return 0.0;
+  // Three (the default d): the middle value without sorting, the value std::sort would put there.
+  if (n == 3) return std::max(std::min(v[0], v[1]), std::min(std::max(v[0], v[1]), v[2]));
   std::sort(v.begin(), v.end());
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
@@ -143,6 +145,9 @@ std::vector<Entry> CompressedProduct::top_k_exhaustive(std::size_t k) const {
       row_estimates(i, row);
       for (index j = 0; j < cols_; ++j) {
         gather(row, cols_, j, single);
+        // Most entries are weaker than the weakest kept: their median decides it, without the
+        // rest of summarize() or the heap.
+        if (best.full() && std::fabs(median_of(single)) < best.weakest()) continue;
         best.offer(summarize(i, j, single));
       }
     }

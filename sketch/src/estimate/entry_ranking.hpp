@@ -18,7 +18,7 @@ using pagh::ranks_before;  // sketch/entry.hpp
 inline Entry summarize(std::int64_t i, std::int64_t j, std::span<double> single) {
   const auto [lo, hi] = std::minmax_element(single.begin(), single.end());
   Entry e{i, j, 0.0, 0.5 * (*hi - *lo)};
-  e.value = median_of(single);  // sorts `single`: after the range is taken
+  e.value = median_of(single);  // may reorder `single`: after the range is taken
   return e;
 }
 
@@ -37,6 +37,9 @@ class BestK {
     }
   }
   const std::vector<Entry>& kept() const { return heap_; }
+  bool full() const { return !heap_.empty() && heap_.size() >= k_; }
+  // |value| of the weakest kept entry (when full): an entry with a smaller |value| is not kept.
+  double weakest() const { return std::fabs(heap_.front().value); }
 
  private:
   std::size_t k_;

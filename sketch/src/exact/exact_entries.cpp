@@ -116,7 +116,8 @@ std::vector<Entry> ExactEntries::evaluate(const std::vector<Entry>& positions, i
   }
   // Dense A: the positions by row, in groups of up to kRows distinct rows, each group's rows copied
   // into a row-major block; the sums are value()'s (k ascending), so the bits are the same.
-  constexpr std::size_t kRows = 16;
+  constexpr std::size_t kRows = 32;
+  constexpr std::int64_t kTile = 256;
   const Eigen::MatrixXd& A = **dense_a;
   std::vector<std::size_t> order(positions.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
@@ -138,8 +139,16 @@ std::vector<Entry> ExactEntries::evaluate(const std::vector<Entry>& positions, i
       rows.clear();
       for (std::size_t t = begin; t < end; ++t)
         if (rows.empty() || rows.back() != positions[order[t]].row) rows.push_back(positions[order[t]].row);
-      for (std::int64_t k = 0; k < inner_; ++k)
-        for (std::size_t r = 0; r < rows.size(); ++r) block[r * static_cast<std::size_t>(inner_) + static_cast<std::size_t>(k)] = A(rows[r], k);
+      // In tiles of kTile columns, row by row: a tile's cache lines and pages serve every row of
+      // the group (neighbouring rows share lines) instead of being fetched again for each row.
+      for (std::int64_t k0 = 0; k0 < inner_; k0 += kTile) {
+        const std::int64_t k1 = std::min(inner_, k0 + kTile);
+        for (std::size_t r = 0; r < rows.size(); ++r) {
+          const double* from = A.data() + rows[r];
+          double* to = block.data() + r * static_cast<std::size_t>(inner_);
+          for (std::int64_t k = k0; k < k1; ++k) to[k] = from[k * A.rows()];
+        }
+      }
       std::size_t r = 0;
       for (std::size_t t = begin; t < end; ++t) {
         const Entry& e = positions[order[t]];
