@@ -211,12 +211,17 @@ std::optional<CompressedProduct> sum_sketches(SketchValues partial, MPI_Comm com
 
 HashTables shared_hash_tables(std::int64_t m, std::int64_t p, const SketchParams& params, MPI_Comm comm) {
   constexpr const char* kTablesWhere = "pagh::mpi::shared_hash_tables";
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
   std::optional<HashTables> tables;
   std::int64_t buckets = 0;
   std::exception_ptr failure;
   try {
     buckets = sketch_length(m, p, params);
-    tables.emplace(zero_hash_tables(params.repetitions, m, p, buckets));
+    // One rank draws them all (through draw_hash_tables' cache of the last tables).
+    tables.emplace(size == 1 ? draw_hash_tables(params.seed, params.repetitions, m, p, buckets)
+                             : zero_hash_tables(params.repetitions, m, p, buckets));
   } catch (...) {
     failure = std::current_exception();
   }
@@ -226,11 +231,9 @@ HashTables shared_hash_tables(std::int64_t m, std::int64_t p, const SketchParams
                                         {"the sketch length", static_cast<std::uint64_t>(buckets)},
                                         {"the repetitions", static_cast<std::uint64_t>(params.repetitions)},
                                         {"the seed", params.seed}});
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
+  if (size == 1) return std::move(*tables);
   const auto entries_a = static_cast<std::int64_t>(tables->bucket_a.size()), entries_b = static_cast<std::int64_t>(tables->bucket_b.size());
-  if (size == 1 || entries_a > INT_MAX || entries_b > INT_MAX) {
+  if (entries_a > INT_MAX || entries_b > INT_MAX) {
     draw_hash_table_range(*tables, params.seed, {0, entries_a, 0, entries_b});
     return std::move(*tables);
   }
