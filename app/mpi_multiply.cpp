@@ -1,6 +1,7 @@
 // The distributed main command (mpi_multiply.hpp). Rank 0 leads: it runs run_multiply with hooks
 // (multiply_hooks.hpp) that send the other ranks, the workers, one command at a time: read the
-// inputs, sketch your share (as often as run_multiply sketches), finish with a status. Every
+// inputs (whole, or by byte ranges), sketch your share (as often as run_multiply sketches), evaluate
+// your part of these entries or of the diagonal (shared operands), finish with a status. Every
 // collective step starts with an agreement on failures (pagh::mpi::agree), so that a rank that
 // failed never leaves the others waiting.
 #include "mpi_multiply.hpp"
@@ -346,15 +347,19 @@ class Leader final : public MultiplyHooks {
     exchange(comm_, Command{.step = Step::read_shares, .threads = threads});
     exchange(comm_, o.a_path);
     exchange(comm_, o.b_path);
+    const double start = pagh::mpi::wall_ms();
     share_ = read_share(comm_, o.a_path, o.b_path, threads);
+    const double read_ms = pagh::mpi::wall_ms() - start;
     const bool verbose = o.diagnostics.verbose();
     if (!share_) {  // dense: whole files, as one process reads them
       if (verbose) std::fprintf(stderr, "pagh-mm: every rank reads the whole inputs (dense enough to be read as dense matrices)\n");
       return std::nullopt;
     }
     if (verbose)
-      std::fprintf(stderr, "pagh-mm: inputs read by byte ranges over %d ranks: rank 0 holds k %lld..%lld of %lld (%lld + %lld of %lld + %lld stored entries)\n",
-                   size_of(comm_), static_cast<long long>(share_->k0), static_cast<long long>(share_->k1), static_cast<long long>(share_->K),
+      std::fprintf(stderr,
+                   "pagh-mm: inputs read by byte ranges over %d ranks in %.1f ms: rank 0 holds k %lld..%lld of %lld (%lld + %lld of "
+                   "%lld + %lld stored entries)\n",
+                   size_of(comm_), read_ms, static_cast<long long>(share_->k0), static_cast<long long>(share_->k1), static_cast<long long>(share_->K),
                    static_cast<long long>(stored_entries(share_->a)), static_cast<long long>(stored_entries(share_->b)),
                    static_cast<long long>(share_->entries_a), static_cast<long long>(share_->entries_b));
     auto shared = shared_operands(comm_, *share_, threads, [this, threads](ShareStep step, std::int64_t n) {

@@ -1,7 +1,10 @@
-// mpirun -np N pagh-mm [options] A B: the main command over N processes. Every rank reads the inputs
-// and sketches its own range of inner indices k (mpi_inner_split.hpp) with the backend rank 0
-// selected (one GPU per rank on a node, by local rank); the sketches are summed on rank 0, which
-// does everything else (selection, verification, outputs, the report) exactly as one process would.
+// mpirun -np N pagh-mm [options] A B: the main command over N processes. Every rank reads its byte
+// ranges of sparse coordinate files and keeps the inner indices k it owns (mpi_shares.hpp), or, where
+// the run needs whole matrices (--verify and the rest that mpi_shares.hpp lists), reads the whole
+// files and takes its range of k (mpi_inner_split.hpp); it sketches them with the backend rank 0
+// selected (one GPU per rank on a node, by local rank). The sketches are summed on rank 0, which
+// does everything else (selection, verification, outputs, the report) exactly as one process would,
+// asking the ranks for what it needs of shared operands (exact values, the known diagonal).
 // A failure on any rank ends every rank with the status of the first failing rank, printed once by
 // rank 0 as the one line one process would print (mpirun -q keeps mpirun's own notice of a failed
 // job off stderr).

@@ -108,7 +108,7 @@ void read_whole(const std::filesystem::path& path, const mio::ReadOptions& optio
 }
 
 // Collective. Parses this rank's line-aligned byte range of a coordinate file; throws the error of
-// the first failure in file order on every rank (RankFailure).
+// the first failure in file order on every rank (agree_reading).
 FileEntries read_range(const std::filesystem::path& path, const char* which, const mio::ReadOptions& options, MPI_Comm comm) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);

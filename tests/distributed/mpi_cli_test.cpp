@@ -66,7 +66,7 @@ class MpiCli : public Cli {
     args.insert(args.end(), extra.begin(), extra.end());
     const Result r = mpirun(np, args);
     ASSERT_EQ(r.status, 0) << r.err;
-    EXPECT_EQ(r.err.find("inputs read by byte ranges over " + std::to_string(np) + " ranks") != std::string::npos, expected) << r.err;
+    EXPECT_EQ(r.err.find("inputs read by byte ranges over " + std::to_string(np) + " ranks in ") != std::string::npos, expected) << r.err;
   }
 
   // The -o files of one.mtx and many.mtx: the same entries, values within rel of each other.
