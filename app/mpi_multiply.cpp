@@ -332,7 +332,8 @@ class Leader final : public MultiplyHooks {
 
   void started(const MultiplyOptions& options) override {
     options_ = &options;
-    const std::string whole = reads_whole_files(options);
+    // One rank holds everything either way, and the whole-file reader parses on all its threads.
+    const std::string whole = size_of(comm_) == 1 ? "one rank" : reads_whole_files(options);
     by_ranges_ = whole.empty();
     if (by_ranges_) return;  // the read is collective: read_inputs starts it on every rank
     if (options.diagnostics.verbose()) std::fprintf(stderr, "pagh-mm: every rank reads the whole inputs (%s)\n", whole.c_str());
