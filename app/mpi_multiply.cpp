@@ -78,16 +78,6 @@ void agree(MPI_Comm comm, std::exception_ptr failure) {
   pagh::mpi::agree(comm, to_int(report.code), report.message);
 }
 
-int rank_in(MPI_Comm comm) {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  return rank;
-}
-int size_of(MPI_Comm comm) {
-  int size = 1;
-  MPI_Comm_size(comm, &size);
-  return size;
-}
 
 std::int64_t stored_entries(const MatrixData& m) {
   return m.index() == 0 ? static_cast<std::int64_t>(std::get<0>(m).size()) : static_cast<std::int64_t>(std::get<1>(m).nonZeros());

@@ -24,17 +24,6 @@ namespace {
 namespace mio = pagh::matrix_io;
 using Sparse = Eigen::SparseMatrix<double>;
 
-int rank_in(MPI_Comm comm) {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  return rank;
-}
-int size_of(MPI_Comm comm) {
-  int size = 1;
-  MPI_Comm_size(comm, &size);
-  return size;
-}
-
 // pagh::mpi::agree with pagh-mm's statuses and messages; rank 0's failure is a CliError to report.
 void agree(MPI_Comm comm, std::exception_ptr failure) {
   try {
@@ -101,6 +90,17 @@ class RankZeroShares final : public SharedOperands {
 };
 
 }  // namespace
+
+int rank_in(MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  return rank;
+}
+int size_of(MPI_Comm comm) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  return size;
+}
 
 std::string reads_whole_files(const MultiplyOptions& o) {
   if (o.verify) return "--verify needs the exact product";

@@ -27,6 +27,10 @@ namespace pagh_mm {
 
 struct MultiplyOptions;
 
+// This process's rank in comm, and comm's size.
+int rank_in(MPI_Comm comm);
+int size_of(MPI_Comm comm);
+
 // Rank 0, before anything is read: whether the run reads by byte ranges. Only plain (not gzip)
 // Matrix Market coordinate files of multipliable shapes, and only options that need nothing of the
 // whole matrices beyond what the shares answer: not --verify (the exact product, and every |C| for
