@@ -139,30 +139,39 @@ std::unique_ptr<InputShare> read_share(MPI_Comm comm, const std::string& a_path,
   };
   if (dense(totals[0], s.m, s.K) || dense(totals[1], s.K, s.p)) return nullptr;
 
-  auto share = std::make_unique<InputShare>();
-  share->k0 = s.k0, share->k1 = s.k1, share->m = s.m, share->K = s.K, share->p = s.p;
-  share->entries_a = totals[0], share->entries_b = totals[1];
   const int me = rank_in(comm), ranks = size_of(comm);
   // The counts of the whole product on rank 0: per k (this rank's range, gathered in rank order),
-  // per row of A and per column of B (summed).
+  // per row of A and per column of B (summed). Any rank failing to hold them ends every rank.
   const auto Kr = static_cast<int>(s.k1 - s.k0);
-  std::vector<double> nnz_a(static_cast<std::size_t>(Kr)), nnz_b(static_cast<std::size_t>(Kr), 0.0);
-  std::vector<std::int64_t> rows_a(static_cast<std::size_t>(s.m), 0), cols_b(static_cast<std::size_t>(s.p), 0);
-  for (Eigen::Index k = 0; k < s.a.outerSize(); ++k) {
-    nnz_a[static_cast<std::size_t>(k)] = static_cast<double>(s.a.col(k).nonZeros());
-    for (Sparse::InnerIterator it(s.a, k); it; ++it) ++rows_a[static_cast<std::size_t>(it.row())];
-  }
-  for (Eigen::Index j = 0; j < s.b.outerSize(); ++j)
-    for (Sparse::InnerIterator it(s.b, j); it; ++it) nnz_b[static_cast<std::size_t>(it.row())] += 1, ++cols_b[static_cast<std::size_t>(j)];
+  std::unique_ptr<InputShare> share;
+  std::vector<double> nnz_a, nnz_b;
+  std::vector<std::int64_t> rows_a, cols_b;
   std::vector<int> counts(static_cast<std::size_t>(ranks)), at(static_cast<std::size_t>(ranks), 0);
+  std::exception_ptr failure;
+  try {
+    share = std::make_unique<InputShare>();
+    share->k0 = s.k0, share->k1 = s.k1, share->m = s.m, share->K = s.K, share->p = s.p;
+    share->entries_a = totals[0], share->entries_b = totals[1];
+    nnz_a.assign(static_cast<std::size_t>(Kr), 0.0), nnz_b.assign(static_cast<std::size_t>(Kr), 0.0);
+    rows_a.assign(static_cast<std::size_t>(s.m), 0), cols_b.assign(static_cast<std::size_t>(s.p), 0);
+    for (Eigen::Index k = 0; k < s.a.outerSize(); ++k) {
+      nnz_a[static_cast<std::size_t>(k)] = static_cast<double>(s.a.col(k).nonZeros());
+      for (Sparse::InnerIterator it(s.a, k); it; ++it) ++rows_a[static_cast<std::size_t>(it.row())];
+    }
+    for (Eigen::Index j = 0; j < s.b.outerSize(); ++j)
+      for (Sparse::InnerIterator it(s.b, j); it; ++it) nnz_b[static_cast<std::size_t>(it.row())] += 1, ++cols_b[static_cast<std::size_t>(j)];
+    if (me == 0) {
+      share->counts = pagh::ProductCounts{s.m, s.K, s.p, true, std::vector<double>(static_cast<std::size_t>(s.K)),
+                                          std::vector<double>(static_cast<std::size_t>(s.K))};
+      share->row_entries_a.resize(static_cast<std::size_t>(s.m));
+      share->col_entries_b.resize(static_cast<std::size_t>(s.p));
+    }
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  agree(comm, failure);
   MPI_Gather(&Kr, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
   for (int r = 1; r < ranks; ++r) at[static_cast<std::size_t>(r)] = at[static_cast<std::size_t>(r) - 1] + counts[static_cast<std::size_t>(r) - 1];
-  if (me == 0) {
-    share->counts = pagh::ProductCounts{s.m, s.K, s.p, true, std::vector<double>(static_cast<std::size_t>(s.K)),
-                                        std::vector<double>(static_cast<std::size_t>(s.K))};
-    share->row_entries_a.resize(static_cast<std::size_t>(s.m));
-    share->col_entries_b.resize(static_cast<std::size_t>(s.p));
-  }
   MPI_Gatherv(nnz_a.data(), Kr, MPI_DOUBLE, share->counts.nnz_a.data(), counts.data(), at.data(), MPI_DOUBLE, 0, comm);
   MPI_Gatherv(nnz_b.data(), Kr, MPI_DOUBLE, share->counts.nnz_b.data(), counts.data(), at.data(), MPI_DOUBLE, 0, comm);
   MPI_Reduce(rows_a.data(), share->row_entries_a.data(), static_cast<int>(s.m), MPI_INT64_T, MPI_SUM, 0, comm);
@@ -175,12 +184,19 @@ std::unique_ptr<InputShare> read_share(MPI_Comm comm, const std::string& a_path,
 std::vector<pagh::Entry> evaluate_shares(MPI_Comm comm, InputShare& share, std::vector<pagh::Entry> positions, std::int64_t n,
                                          int threads) {
   const int me = rank_in(comm), ranks = size_of(comm);
+  std::vector<double> mine, parts;
+  std::exception_ptr failure;
+  try {
+    positions.resize(static_cast<std::size_t>(n));
+    mine.resize(static_cast<std::size_t>(n));
+    if (me == 0) parts.resize(static_cast<std::size_t>(n) * static_cast<std::size_t>(ranks));
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  agree(comm, failure);  // every rank can hold them before any waits for them
   MPI_Datatype entry = entry_type();
-  positions.resize(static_cast<std::size_t>(n));
   MPI_Bcast(positions.data(), static_cast<int>(n), entry, 0, comm);
   MPI_Type_free(&entry);
-  std::vector<double> mine(static_cast<std::size_t>(n));
-  std::exception_ptr failure;
   try {
     if (!share.exact) share.exact.emplace(std::get<1>(share.a), std::get<1>(share.b));
     const std::vector<pagh::Entry> values = share.exact->evaluate(positions, threads);
@@ -189,7 +205,6 @@ std::vector<pagh::Entry> evaluate_shares(MPI_Comm comm, InputShare& share, std::
     failure = std::current_exception();
   }
   agree(comm, failure);
-  std::vector<double> parts(me == 0 ? static_cast<std::size_t>(n) * static_cast<std::size_t>(ranks) : 0);
   MPI_Gather(mine.data(), static_cast<int>(n), MPI_DOUBLE, parts.data(), static_cast<int>(n), MPI_DOUBLE, 0, comm);
   if (me != 0) return {};
   for (std::size_t t = 0; t < positions.size(); ++t) {
@@ -202,10 +217,12 @@ std::vector<pagh::Entry> evaluate_shares(MPI_Comm comm, InputShare& share, std::
 
 std::vector<pagh::Entry> diagonal_of_shares(MPI_Comm comm, const InputShare& share) {
   const int me = rank_in(comm), ranks = size_of(comm);
-  std::vector<pagh::Entry> mine;
+  std::vector<pagh::Entry> mine, parts;
+  std::vector<double> d;
   std::exception_ptr failure;
   try {
     mine = pagh::product_diagonal(std::get<1>(share.a), std::get<1>(share.b));
+    if (me == 0) d.assign(static_cast<std::size_t>(share.m), 0.0);
   } catch (...) {
     failure = std::current_exception();
   }
@@ -214,13 +231,17 @@ std::vector<pagh::Entry> diagonal_of_shares(MPI_Comm comm, const InputShare& sha
   std::vector<int> counts(static_cast<std::size_t>(ranks)), at(static_cast<std::size_t>(ranks), 0);
   MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
   for (int r = 1; r < ranks; ++r) at[static_cast<std::size_t>(r)] = at[static_cast<std::size_t>(r) - 1] + counts[static_cast<std::size_t>(r) - 1];
-  std::vector<pagh::Entry> parts(me == 0 ? static_cast<std::size_t>(at.back() + counts.back()) : 0);
+  try {
+    if (me == 0) parts.resize(static_cast<std::size_t>(at.back()) + static_cast<std::size_t>(counts.back()));
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  agree(comm, failure);
   MPI_Datatype entry = entry_type();
   MPI_Gatherv(mine.data(), count, entry, parts.data(), counts.data(), at.data(), entry, 0, comm);
   MPI_Type_free(&entry);
   if (me != 0) return {};
   // Rank order (parts holds rank 0's first), from +0.0, as one process sums k ascending.
-  std::vector<double> d(static_cast<std::size_t>(share.m), 0.0);
   for (const pagh::Entry& e : parts) d[static_cast<std::size_t>(e.row)] += e.value;
   std::vector<pagh::Entry> out;
   for (std::size_t i = 0; i < d.size(); ++i)
