@@ -172,11 +172,27 @@ struct PlainStages {
     return (count + passes - 1) / passes;
   }
 
+  // The radix of the pass that joins a 2^k1-element block's sub-blocks, `above` stages above L1.
+  // A block many times the last-level cache is streamed from memory by that pass, 2^r rows read
+  // and written at once: the AVX2 kernels then give it the smallest radix of the split (FFHT's
+  // order), the fewest streams. Measured on Zen 3 (32 MiB L3; bench/NOTES.md): faster at 1-2 GiB,
+  // slower or the same at 128-256 MiB, where it can add a pass over a block beyond the L3.
+  // Elsewhere the radix is spread evenly (group).
+  static constexpr index kMemoryBlockBytes = index{512} << 20;
+  static int top_radix_log(int above, int k1) {
+    const int cap = max_radix_log(k1 - 1);
+    if (FWHT_VECTOR_BYTES == 32 && (index{1} << k1) * static_cast<index>(sizeof(T)) > kMemoryBlockBytes) {
+      const int passes = (above + cap - 1) / cap;
+      return above - (passes - 1) * cap;
+    }
+    return group(above, cap);
+  }
+
   // Stages [k0, k1) of the 2^k1-element block at x; when k0 == 0 the block is read from src.
   static void block(T* x, const T* src, int k0, int k1) {
     const int above = k1 - (k0 > l1_log ? k0 : l1_log);
     if (above > 0 && k1 - k0 > kMaxRadixLog) {
-      const int r = group(above, max_radix_log(k1 - 1)), sub = k1 - r;
+      const int r = top_radix_log(above, k1), sub = k1 - r;
       const index size = index{1} << k1, step = index{1} << sub;
       for (index i = 0; i < size; i += step) block(x + i, src + i, k0, sub);
       radix(x, size, sub, r);
