@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "compress/huge_pages.hpp"
 #include "compress/paths/kernels.hpp"
 #include "estimate/product_view_of.hpp"
 #include "sketch/cuda.hpp"
@@ -24,7 +25,8 @@ DeviceArray<T> upload_vector(const std::vector<T>& host, const char* what, const
 template <class T>
 std::vector<T> download_array(const DeviceArray<T>& device, std::size_t count, const char* where) {
   if (device.size() < count) throw Error(where, "device array smaller than its recorded size");
-  std::vector<T> host(count);
+  std::vector<T> host;
+  cpu_sketch::assign_zeroed(host, count);  // a sketch of hundreds of MB: a page fault per 2 MiB, not per 4 KiB
   if (count) PAGH_CUDA_CHECK(cudaMemcpy(host.data(), device.data(), count * sizeof(T), cudaMemcpyDeviceToHost), where);
   return host;
 }
