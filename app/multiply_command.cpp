@@ -533,7 +533,7 @@ int run_multiply(const std::vector<std::string>& args, MultiplyHooks* hooks) {
   if (!diag.quiet() && !report.size_note.empty()) std::fprintf(stderr, "pagh-mm: sketch length: %s\n", report.size_note.c_str());
   if (diag.verbose() && selection.auto_note.empty()) std::fprintf(stderr, "pagh-mm: backend %s\n", backend.name().c_str());
   if (report.refinement) {
-    const std::string warning = refinement_warning(*report.refinement, noise);
+    const std::string warning = refinement_warning(*report.refinement, noise, o.threshold);
     if (!diag.quiet() && !warning.empty()) std::fprintf(stderr, "pagh-mm: %s\n", warning.c_str());
   } else {
     report_significance(report.significance, report.entries.size(), diag);

@@ -80,15 +80,18 @@ double reported_recall(std::vector<double> magnitudes, const std::vector<Reporte
   return std::min(1.0, static_cast<double>(hits) / static_cast<double>(k));
 }
 
-std::string refinement_warning(const pagh::RefinedAnswer& answer, const pagh::NoiseModel& noise) {
+std::string refinement_warning(const pagh::RefinedAnswer& answer, const pagh::NoiseModel& noise, std::optional<double> threshold) {
   if (answer.complete) return "";
+  // The smallest magnitude the answer must resolve: the threshold asked for, else the k-th entry
+  // found. Without either there is no length to suggest.
+  const double target = threshold ? *threshold : answer.entries.empty() ? 0.0 : std::fabs(answer.entries.back().value);
+  const std::string longer =
+      target > 0 ? "a longer sketch (--buckets " + std::to_string(noise.buckets_to_resolve(target)) + ")" : std::string("a longer sketch");
   char text[600];
-  const std::int64_t b = answer.entries.empty() ? 0 : noise.buckets_to_resolve(std::fabs(answer.entries.back().value));
   std::snprintf(text, sizeof text,
                 "the answer may be incomplete: %zu candidates were evaluated exactly (every entry with |estimate| > %.4g), "
-                "and about %.3g entries that belong in it may not have been; a longer sketch (--buckets %lld) or "
-                "--method exact would settle it",
-                answer.candidates, answer.cutoff, answer.expected_missed, static_cast<long long>(b));
+                "and about %.3g entries that belong in it may not have been; %s or --method exact would settle it",
+                answer.candidates, answer.cutoff, answer.expected_missed, longer.c_str());
   return text;
 }
 

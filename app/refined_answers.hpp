@@ -4,6 +4,7 @@
 // --refine), as saved sketches (query, top) always do.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,7 +37,8 @@ Refinement refine_selection(const pagh::CompressedProduct& product, const KnownD
 // (the diagonal left out with --no-diagonal).
 double reported_recall(std::vector<double> magnitudes, const std::vector<ReportedEntry>& reported, const MultiplyOptions& o);
 
-// One line for stderr when the refined answer may miss entries; empty otherwise.
-std::string refinement_warning(const pagh::RefinedAnswer& answer, const pagh::NoiseModel& noise);
+// One line for stderr when the refined answer may miss entries; empty otherwise. `threshold`:
+// --threshold's value, which the suggested sketch length must resolve (else the k-th entry).
+std::string refinement_warning(const pagh::RefinedAnswer& answer, const pagh::NoiseModel& noise, std::optional<double> threshold);
 
 }  // namespace pagh_mm

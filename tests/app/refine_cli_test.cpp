@@ -70,6 +70,20 @@ TEST_F(Cli, MethodSketchKeepsTheEstimatesUnlessAskedToRefine) {
   EXPECT_NE(both.err.find("--refine"), std::string::npos) << both.err;
 }
 
+// A threshold answer that may miss entries suggests a sketch long enough to resolve the threshold:
+// longer than the one that ran (b = 32768 here), even when no entry reached the threshold.
+TEST_F(Cli, IncompleteThresholdAnswerSuggestsALongerSketch) {
+  const std::string a = work("a.mtx").string(), b = work("b.mtx").string();
+  ASSERT_EQ(run({"generate", "sparse", "--m", "3000", "--k", "2000", "--p", "3000", "--integer", "--seed", "1", "--out-a", a,
+                 "--out-b", b, "-q"}).status, 0);
+  const Result r = run({"--method", "sketch", "--refine", "--threshold", "40", a, b});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string said = "a longer sketch (--buckets ";
+  const auto at = r.err.find(said);
+  ASSERT_NE(at, std::string::npos) << r.err;
+  EXPECT_GT(std::stoll(r.err.substr(at + said.size())), 32768) << r.err;
+}
+
 // X: 300 samples of 12 features; feature 3 follows feature 7 (r ~ 0.9), feature 10 is constant.
 Eigen::MatrixXd correlated_samples() {
   std::mt19937_64 rng(17);
