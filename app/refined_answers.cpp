@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <functional>
 
+#include "cli_error.hpp"
+#include "sketch/too_many_entries.hpp"
 #include "shared_operands.hpp"
 #include "sketch_answers.hpp"
 
@@ -48,10 +50,18 @@ Refinement refine_selection(const pagh::CompressedProduct& product, const KnownD
                        static_cast<double>(std::min(product.rows(), product.cols()));
   const double energy = product.frobenius_estimate() * product.frobenius_estimate();
   Refinement r;
-  r.answer = with_operands(a, b, [&](const pagh::ExactEntries& exact) {
-    return o.threshold ? pagh::refine_above(above, noise, energy, exact, *o.threshold, kMaxAboveEntries, options)
-                       : pagh::refine_top_k(top, noise, energy, exact, o.top, options);
-  });
+  try {
+    r.answer = with_operands(a, b, [&](const pagh::ExactEntries& exact) {
+      return o.threshold ? pagh::refine_above(above, noise, energy, exact, *o.threshold, kMaxAboveEntries, options)
+                         : pagh::refine_top_k(top, noise, energy, exact, o.top, options);
+    });
+  } catch (const pagh::TooManyEntries&) {  // even at the threshold itself: the sketch cannot single them out
+    if (!o.threshold) throw;
+    usage_error("--threshold", "more than " + std::to_string(options.max_candidates) + " entries have |estimate| >= " +
+                                   std::to_string(*o.threshold) +
+                                   ", too many to evaluate exactly; raise the threshold, ask for the top entries (-k) "
+                                   "or use --method exact");
+  }
   // The known diagonal joins the answer unless --no-diagonal left it out.
   auto& found = r.answer.entries;
   if (diagonal.subtracted && !diagonal.excluded)

@@ -72,7 +72,7 @@ TEST_F(Cli, MethodSketchKeepsTheEstimatesUnlessAskedToRefine) {
 
 // A threshold answer that may miss entries suggests a sketch long enough to resolve the threshold:
 // longer than the one that ran (b = 32768 here), even when no entry reached the threshold.
-TEST_F(Cli, IncompleteThresholdAnswerSuggestsALongerSketch) {
+TEST_F(Cli, IncompleteOrUnreachableThresholdAnswersSayWhatWouldSettleThem) {
   const std::string a = work("a.mtx").string(), b = work("b.mtx").string();
   ASSERT_EQ(run({"generate", "sparse", "--m", "3000", "--k", "2000", "--p", "3000", "--integer", "--seed", "1", "--out-a", a,
                  "--out-b", b, "-q"}).status, 0);
@@ -82,6 +82,11 @@ TEST_F(Cli, IncompleteThresholdAnswerSuggestsALongerSketch) {
   const auto at = r.err.find(said);
   ASSERT_NE(at, std::string::npos) << r.err;
   EXPECT_GT(std::stoll(r.err.substr(at + said.size())), 32768) << r.err;
+  // A threshold so low that more candidates reach it than refinement evaluates: a usage error
+  // naming --threshold, not an internal error.
+  const Result low = run({"--method", "sketch", "--refine", "--threshold", "5", a, b});
+  EXPECT_EQ(low.status, 64) << low.err;
+  expect_one_line_error(low, {"--threshold", "too many to evaluate exactly"});
 }
 
 // X: 300 samples of 12 features; feature 3 follows feature 7 (r ~ 0.9), feature 10 is constant.
