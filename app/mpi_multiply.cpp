@@ -51,7 +51,7 @@ struct Command {
   bool transpose_a = false;
   bool use_cuda = false;  // sketch: rank 0 sketches with the CUDA backend
   std::int64_t count = 0;  // evaluate: the positions rank 0 broadcasts next
-  pagh::SketchParams params;
+  pagh::SketchParams params{};
 };
 static_assert(std::is_trivially_copyable_v<Command>);
 
@@ -200,6 +200,7 @@ std::unique_ptr<SketchBackend> worker_backend(MPI_Comm comm, int local_rank, boo
   }
   return make_cuda_backend(local_rank % devices, threads);
 #else
+  (void)local_rank;
   throw CliError(ExitCode::unavailable, "--backend cuda",
                  "rank " + std::to_string(rank_in(comm)) + " runs a pagh-mm without the CUDA backend (rank 0 sketches on a GPU)");
 #endif
