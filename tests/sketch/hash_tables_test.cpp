@@ -1,8 +1,8 @@
 // draw_hash_tables (which computes cuRAND's words itself, sketch/src/hashing/philox.hpp) against the
 // mapping documented in sketch/hashing.hpp, computed here straight from the cuRAND host generator (repetition t at offset t * 2(m + p), one reseed per repetition),
-// for word counts that are not multiples of Philox's 4-word blocks; and a second draw of the same
-// (seed, shape), served from the cache of the last tables, equal to the first, while a different
-// seed or shape gives its own tables.
+// for word counts that are not multiples of Philox's 4-word blocks; and repeated draws of the same
+// (seed, shape) (the cache keeps the last tables from their second draw on and serves the third)
+// equal to the first, while a different seed or shape gives its own tables.
 #include <curand.h>
 
 #include <bit>
@@ -61,6 +61,11 @@ TEST(SketchHashTables, RepeatedDrawsAreEqualAndKeysAreDistinct) {
   EXPECT_EQ(first.bucket_b, again.bucket_b);
   EXPECT_EQ(first.sign_a, again.sign_a);
   EXPECT_EQ(first.sign_b, again.sign_b);
+  const HashTables cached = draw_hash_tables(41, 3, 300, 200, 1 << 10);  // served from the cache
+  EXPECT_EQ(first.bucket_a, cached.bucket_a);
+  EXPECT_EQ(first.bucket_b, cached.bucket_b);
+  EXPECT_EQ(first.sign_a, cached.sign_a);
+  EXPECT_EQ(first.sign_b, cached.sign_b);
   EXPECT_NE(draw_hash_tables(42, 3, 300, 200, 1 << 10).bucket_a, first.bucket_a);
   const HashTables wider = draw_hash_tables(41, 3, 300, 200, 1 << 11);  // one more bucket bit
   EXPECT_EQ(wider.buckets, 1 << 11);
