@@ -57,10 +57,8 @@ Refinement refine_selection(const pagh::CompressedProduct& product, const KnownD
     });
   } catch (const pagh::TooManyEntries&) {  // even at the threshold itself: the sketch cannot single them out
     if (!o.threshold) throw;
-    usage_error("--threshold", "more than " + std::to_string(options.max_candidates) + " entries have |estimate| >= " +
-                                   std::to_string(*o.threshold) +
-                                   ", too many to evaluate exactly; raise the threshold, ask for the top entries (-k) "
-                                   "or use --method exact");
+    usage_error("--threshold", "too many entries have |estimate| >= " + std::to_string(*o.threshold) +
+                                   " to evaluate exactly; raise the threshold, ask for the top entries (-k) or use --method exact");
   }
   // The known diagonal joins the answer unless --no-diagonal left it out.
   auto& found = r.answer.entries;

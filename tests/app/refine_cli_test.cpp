@@ -86,7 +86,7 @@ TEST_F(Cli, IncompleteOrUnreachableThresholdAnswersSayWhatWouldSettleThem) {
   // naming --threshold, not an internal error.
   const Result low = run({"--method", "sketch", "--refine", "--threshold", "5", a, b});
   EXPECT_EQ(low.status, 64) << low.err;
-  expect_one_line_error(low, {"--threshold", "too many to evaluate exactly"});
+  expect_one_line_error(low, {"--threshold", "too many entries", "to evaluate exactly"});
 }
 
 // X: 300 samples of 12 features; feature 3 follows feature 7 (r ~ 0.9), feature 10 is constant.
