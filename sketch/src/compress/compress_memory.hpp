@@ -40,7 +40,8 @@ inline double table_bytes(std::int64_t m, std::int64_t p, int d) {
 // (sparse lines: known from their nonzeros; dense lines, whose nonzeros are counted while they are
 // scattered: both, at most); each worker thread has a pair of vectors (and in 16-bit storage a
 // pair of Acc vectors to scatter into) and, when some k takes the direct path, its staged adds;
-// dense lines have one repetition's bucket order per repetition (8 bytes per position); the end
+// dense lines have one repetition's bucket order per repetition (8 bytes per position), sparse
+// lines one packed hash word per position and repetition (4 bytes); the end
 // sums into one spectrum and the d sketches.
 template <class LinesA, class LinesB>
 double engine_bytes(const LinesA& a, const LinesB& b, std::int64_t K, std::int64_t buckets, const SketchParams& params,
@@ -60,8 +61,10 @@ double engine_bytes(const LinesA& a, const LinesB& b, std::int64_t K, std::int64
     total += d * bd * ((transform ? acc : 0) + (direct ? 8 : 0));
     any_direct = any_direct || direct;
   }
-  if constexpr (!LinesA::kCountsKnown) total += d * 8 * static_cast<double>(a.length);
-  if constexpr (!LinesB::kCountsKnown) total += d * 8 * static_cast<double>(b.length);
+  // Dense lines: a bucket order (8 bytes) or a packed hash word (4) per position and repetition;
+  // sparse lines: a packed hash word.
+  total += d * (LinesA::kCountsKnown ? 4 : 8) * static_cast<double>(a.length);
+  total += d * (LinesB::kCountsKnown ? 4 : 8) * static_cast<double>(b.length);
   const double workers = static_cast<double>(std::min<std::int64_t>(std::max(threads, 1), partitions));
   total += workers * (2 * bd * (t_bytes + (t_bytes == acc ? 0 : acc)) + 256 + (any_direct ? cpu_sketch::DirectAdds::staging_bytes(buckets) : 0));
   return total + d * bd * (acc + 8);

@@ -207,7 +207,8 @@ class Engine {
     if (offset != 0) return;
     index counted = 0;
     if constexpr (Lines::kCountsKnown) {
-      scatter_sparse(lines, c.k, bucket, sign, block);
+      if (const std::uint32_t* w = words_of(words, c.t)) scatter_sparse_words(lines, c.k, w, block);
+      else scatter_sparse(lines, c.k, bucket, sign, block);
       counted = lines.nnz(c.k);
     } else {
       const std::vector<std::uint32_t>& w = words[static_cast<std::size_t>(c.t)];
@@ -228,35 +229,34 @@ class Engine {
     return kScatterInStorage && params_.stabilization == fwht::Stabilization::none && params_.algorithm == fwht::Algorithm::folklore;
   }
 
-  // Dense lines: the fused path's packed hash words, the other path's bucket orders.
+  // Dense lines: the fused path's packed hash words, the other path's bucket orders. Sparse lines:
+  // the packed words on either path (their scatter and the direct path's terms read one word per
+  // position, one cache miss where a bucket table and a sign table were two).
   void build_bucket_orders() {
     for (int t = 0; t < d_; ++t) {
       const std::uint32_t* ba = tables_.bucket_a.data() + t * tables_.m;
       const std::uint32_t* bb = tables_.bucket_b.data() + t * tables_.p;
       const std::int8_t* sa = tables_.sign_a.data() + t * tables_.m;
       const std::int8_t* sb = tables_.sign_b.data() + t * tables_.p;
-      if constexpr (!LinesA::kCountsKnown) {
-        if (fused()) words_a_.push_back(hash_words(ba, sa, tables_.m, buckets_));
-        else order_a_.push_back(bucket_order(ba, sa, tables_.m, K_));
-      }
-      if constexpr (!LinesB::kCountsKnown) {
-        if (fused()) words_b_.push_back(hash_words(bb, sb, tables_.p, buckets_));
-        else order_b_.push_back(bucket_order(bb, sb, tables_.p, K_));
-      }
+      if (LinesA::kCountsKnown || fused()) words_a_.push_back(hash_words(ba, sa, tables_.m, buckets_));
+      else order_a_.push_back(bucket_order(ba, sa, tables_.m, K_));
+      if (LinesB::kCountsKnown || fused()) words_b_.push_back(hash_words(bb, sb, tables_.p, buckets_));
+      else order_b_.push_back(bucket_order(bb, sb, tables_.p, K_));
     }
   }
 
   // Scatters line k of A into xa and of B into xb at repetition t; returns their nonzeros. `next`:
   // the k scattered next (-1: none), whose dense lines are prefetched meanwhile.
   std::pair<index, index> scatter_pair(int t, index k, index next, Acc* xa, Acc* xb) const {
-    return {scatter_line(a_, order_a_, tables_.bucket_a.data() + t * tables_.m, tables_.sign_a.data() + t * tables_.m, t, k, next, xa),
-            scatter_line(b_, order_b_, tables_.bucket_b.data() + t * tables_.p, tables_.sign_b.data() + t * tables_.p, t, k, next, xb)};
+    return {scatter_line(a_, order_a_, words_a_, tables_.bucket_a.data() + t * tables_.m, tables_.sign_a.data() + t * tables_.m, t, k, next, xa),
+            scatter_line(b_, order_b_, words_b_, tables_.bucket_b.data() + t * tables_.p, tables_.sign_b.data() + t * tables_.p, t, k, next, xb)};
   }
   template <class Lines>
-  static index scatter_line(const Lines& lines, const std::vector<BucketOrder>& orders, const std::uint32_t* bucket,
-                            const std::int8_t* sign, int t, index k, index next, Acc* out) {
+  static index scatter_line(const Lines& lines, const std::vector<BucketOrder>& orders, const std::vector<std::vector<std::uint32_t>>& words,
+                            const std::uint32_t* bucket, const std::int8_t* sign, int t, index k, index next, Acc* out) {
     if constexpr (Lines::kCountsKnown) {
-      scatter_sparse(lines, k, bucket, sign, out);
+      if (const std::uint32_t* w = words_of(words, t)) scatter_sparse_words(lines, k, w, out);
+      else scatter_sparse(lines, k, bucket, sign, out);
       return lines.nnz(k);
     } else {
       return scatter_dense(lines.line(k), next < 0 ? nullptr : lines.line(next), orders[static_cast<std::size_t>(t)], bucket, sign,
@@ -287,7 +287,7 @@ class Engine {
           if (deciding) path = choose(a_.nnz(k), b_.nnz(k), part), deciding = false;
         if (!deciding && path == Path::empty) continue;
         if (!deciding && path == Path::direct) {
-          add_outer_product(t, k, direct_of(part, t), w.direct);
+          add_outer_product(t, k, ahead(k, k_end), direct_of(part, t), w.direct);
           continue;
         }
         if (part.spectrum.empty()) assign_zeroed(part.spectrum, b * static_cast<std::size_t>(d_));
@@ -298,7 +298,7 @@ class Engine {
           w.product->accumulate(part.spectrum.data() + static_cast<std::size_t>(t) * b, reinterpret_cast<Acc*>(w.vectors()),
                                 reinterpret_cast<Acc*>(w.vectors()) + b + Workspace::kVectorGap,
                                 {&FillContext::fill, &context, deciding ? &FillContext::decide : nullptr});
-        if (deciding && path == Path::direct) add_outer_product(t, k, direct_of(part, t), w.direct);
+        if (deciding && path == Path::direct) add_outer_product(t, k, ahead(k, k_end), direct_of(part, t), w.direct);
       }
     }
     w.direct.target(nullptr);  // the range's staged adds, before its buffers are summed
@@ -331,7 +331,7 @@ class Engine {
         if (path == Path::empty) continue;
         if (path == Path::direct) {
           if (part.direct.empty()) assign_zeroed(part.direct, b * static_cast<std::size_t>(d_));
-          add_outer_product(t, k, part.direct.data() + static_cast<std::size_t>(t) * b, w.direct);
+          add_outer_product(t, k, ahead(k, k_end), part.direct.data() + static_cast<std::size_t>(t) * b, w.direct);
           continue;
         }
         if (!scattered) scatter_pair(t, k, next_k(t, k, k_begin, k_end), xa, xb);
@@ -356,10 +356,41 @@ class Engine {
     return t + 1 < d_ ? k_begin : -1;
   }
 
+  // Repetition t's packed hash words of one side, or null where there are none.
+  static const std::uint32_t* words_of(const std::vector<std::vector<std::uint32_t>>& words, int t) {
+    return static_cast<std::size_t>(t) < words.size() && !words[static_cast<std::size_t>(t)].empty()
+               ? words[static_cast<std::size_t>(t)].data() : nullptr;
+  }
+
+  // The k whose hash words a direct k prefetches (-1: none): far enough ahead that the misses of a
+  // few k are in flight at once (a thin k's terms take less time than one miss).
+  static constexpr index kWordsAhead = 4;
+  static index ahead(index k, index k_end) { return k + kWordsAhead < k_end ? k + kWordsAhead : -1; }
+
   // c_t[h1(i) XOR h2(j)] += s1(i) s2(j) A_ik B_kj for the nonzeros of column k of A and row k of B,
-  // in this order through adds (direct_adds.hpp: the same bits as adding them here).
-  void add_outer_product(int t, index k, double* c, DirectAdds& adds) const {
+  // in this order through adds (direct_adds.hpp: the same bits as adding them here). Through the
+  // packed hash words where both sides have them (one miss per index; the words of sparse line
+  // `ahead` prefetched meanwhile), else through the tables.
+  void add_outer_product(int t, index k, index ahead, double* c, DirectAdds& adds) const {
     adds.target(c);
+    const std::uint32_t* wa = words_of(words_a_, t);
+    const std::uint32_t* wb = words_of(words_b_, t);
+    if (wa != nullptr && wb != nullptr) {
+      if (ahead >= 0) {
+        if constexpr (LinesA::kCountsKnown) prefetch_words(a_, ahead, wa);
+        if constexpr (LinesB::kCountsKnown) prefetch_words(b_, ahead, wb);
+      }
+      a_.for_each(k, [&](index i, double a) {
+        const std::uint32_t wi = wa[i];
+        const double ai = sign_value(wi) * a;
+        const std::uint32_t hi = wi & 0x7FFFFFFFu;
+        b_.for_each(k, [&](index j, double b) {
+          const std::uint32_t wj = wb[j];
+          adds.add(hi ^ (wj & 0x7FFFFFFFu), ai * (sign_value(wj) * b));
+        });
+      });
+      return;
+    }
     a_.for_each(k, [&](index i, double a) {
       const double ai = tables_.s1(t, i) * a;
       const std::uint32_t hi = tables_.h1(t, i);
@@ -409,7 +440,7 @@ class Engine {
   const HashTables& tables_;
   int d_;
   std::vector<BucketOrder> order_a_, order_b_;              // per repetition, off the fused path
-  std::vector<std::vector<std::uint32_t>> words_a_, words_b_;  // per repetition, on it
+  std::vector<std::vector<std::uint32_t>> words_a_, words_b_;  // per repetition: dense lines on it, sparse lines always
   std::vector<Path> paths_;  // per k, decided at t = 0 by the range that owns k
 };
 

@@ -20,6 +20,7 @@ using index = std::int64_t;
 
 struct SparseLines {
   static constexpr bool kCountsKnown = true;
+  index length = 0;  // positions a line's entries index (A's rows, B's columns): the engine's memory plan
   std::vector<index> start{0};
   std::vector<index> position;
   std::vector<double> value;
@@ -90,6 +91,7 @@ DenseLines<Scalar> rows_of(const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dy
 template <class Scalar, int Order>
 SparseLines lines_of_sparse(const Eigen::SparseMatrix<Scalar, Order>& M) {  // outer index = line
   SparseLines lines;
+  lines.length = M.innerSize();
   lines.position.reserve(static_cast<std::size_t>(M.nonZeros()));
   lines.value.reserve(static_cast<std::size_t>(M.nonZeros()));
   for (index k = 0; k < M.outerSize(); ++k) {
