@@ -11,8 +11,12 @@
 //   stages,workload,ranks,hashing ms,engine ms (the engine's sketch and inverse),lines ms (the rest
 //   of pagh::compress_values: checks, the inputs as lines),product ms (the rest of the rank's own
 //   sketch: the partial is summed as values, no product is built or measured, so this stays near 0),
-//   then the sum's parts: exchange ms (MPI_Alltoallv of the segments), add ms, gather ms (MPI_Gatherv
-//   to rank 0)
+//   then the sum's parts: exchange ms (MPI_Alltoallv of the segments; through shared memory the
+//   copies into the window and the barriers), add ms, gather ms (to rank 0), then what the kernel did
+//   for the last run's compress, summed over the ranks (/proc/vmstat: transparent huge pages faulted
+//   in, faults that fell back to 4 KiB pages, direct compaction stalls; getrusage: minor faults)
+// ROUTE (after THREADS; sparse and dense): shared (default: pagh::mpi::SumRoute::automatic, a
+// shared-memory window on one node) or messages (SumRoute::messages, the alternative).
 //
 // Workloads:
 //   sparse N PER   sparse_product with m = K = p = N, PER nonzeros per row of A and column of B
@@ -25,8 +29,10 @@
 //   files,ranks,threads,n,nnz_a,nnz_b,read_ranges_ms,sketch_ms,reduce_ms,total_ms,read_whole_ms
 //                  (the slowest rank's; total_ms = read_ranges_ms + the distributed compress)
 #include <mpi.h>
+#include <sys/resource.h>
 
 #include <algorithm>
+#include <fstream>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -48,8 +54,30 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// The kernel's counters that tell how the sketch buffers got their pages: THP faults, THP faults
+// that fell back to small pages, direct compaction stalls (system-wide), this process's minor faults.
+struct PageCounters {
+  double thp = 0, fallback = 0, compact_stall = 0, minor = 0;
+};
+PageCounters page_counters() {
+  PageCounters c;
+  std::ifstream vmstat("/proc/vmstat");
+  std::string name;
+  double value = 0;
+  while (vmstat >> name >> value) {
+    if (name == "thp_fault_alloc") c.thp = value;
+    else if (name == "thp_fault_fallback") c.fallback = value;
+    else if (name == "compact_stall") c.compact_stall = value;
+  }
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  c.minor = static_cast<double>(usage.ru_minflt);
+  return c;
+}
+
 template <class MA, class MB>
-void run(const char* workload, const MA& A, const MB& B, int runs, int threads, std::int64_t nnz_a, std::int64_t nnz_b) {
+void run(const char* workload, const MA& A, const MB& B, int runs, int threads, std::int64_t nnz_a, std::int64_t nnz_b,
+         pagh::mpi::SumRoute route) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -58,14 +86,21 @@ void run(const char* workload, const MA& A, const MB& B, int runs, int threads, 
   const pagh::SketchParams params{.seed = 1, .threads = threads};
   std::vector<double> sketch, wait, reduce, total, mpi_reduce;
   double stages[7] = {};  // the last run's, each the slowest rank's
+  double pages[4] = {};   // the last run's, summed over the ranks
   std::int64_t buckets = 0;
   const int warm_up = runs > 1 ? 1 : 0;  // a single run is timed as it is
   for (int r = 1 - warm_up; r <= runs; ++r) {
     MPI_Barrier(MPI_COMM_WORLD);
     const double start = pagh::mpi::wall_ms();
     pagh::mpi::ReduceTimings t;
-    const auto product = pagh::mpi::compress(a, b, params, MPI_COMM_WORLD, 0, &t);
+    const PageCounters before = page_counters();
+    const auto product = pagh::mpi::compress(a, b, params, MPI_COMM_WORLD, 0, &t, route);
     const double elapsed = pagh::mpi::wall_ms() - start;
+    const PageCounters after = page_counters();
+    // System-wide counters once (rank 0's view), the process's own summed.
+    double faults[4] = {rank == 0 ? after.thp - before.thp : 0, rank == 0 ? after.fallback - before.fallback : 0,
+                        rank == 0 ? after.compact_stall - before.compact_stall : 0, after.minor - before.minor};
+    MPI_Reduce(rank == 0 ? MPI_IN_PLACE : faults, faults, 4, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     if (product) buckets = product->buckets();
     MPI_Bcast(&buckets, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
     std::vector<double> values(static_cast<std::size_t>(buckets * params.repetitions), 1.0), summed(rank == 0 ? values.size() : 0);
@@ -82,6 +117,7 @@ void run(const char* workload, const MA& A, const MB& B, int runs, int threads, 
     sketch.push_back(slowest[0]), wait.push_back(slowest[1]), reduce.push_back(slowest[2]), total.push_back(slowest[3]);
     mpi_reduce.push_back(slowest[4]);
     std::copy(slowest + 5, slowest + 12, stages);
+    std::copy(faults, faults + 4, pages);
   }
   if (rank != 0) return;
   const double bytes = 8.0 * static_cast<double>(buckets) * params.repetitions;
@@ -89,8 +125,10 @@ void run(const char* workload, const MA& A, const MB& B, int runs, int threads, 
               static_cast<long long>(A.rows()), static_cast<long long>(K), static_cast<long long>(B.cols()),
               static_cast<long long>(nnz_a), static_cast<long long>(nnz_b), static_cast<long long>(buckets), median(sketch),
               median(wait), median(reduce), median(total), bytes / (median(reduce) * 1e6), median(mpi_reduce));
-  std::printf("stages,%s,%d,hashing %.1f,engine %.1f,lines %.1f,product %.1f,sum: exchange %.1f,add %.1f,gather %.1f\n", workload,
-              size, stages[0], stages[1], stages[2], stages[3], stages[4], stages[5], stages[6]);
+  std::printf("stages,%s,%d,hashing %.1f,engine %.1f,lines %.1f,product %.1f,sum (%s): exchange %.1f,add %.1f,gather %.1f,"
+              "pages: thp %.0f,fallback %.0f,compact stalls %.0f,minor faults %.0f\n",
+              workload, size, stages[0], stages[1], stages[2], stages[3], route == pagh::mpi::SumRoute::messages ? "messages" : "shared",
+              stages[4], stages[5], stages[6], pages[0], pages[1], pages[2], pages[3]);
   std::fflush(stdout);
 }
 
@@ -150,21 +188,23 @@ int main(int argc, char** argv) {
   const std::string workload = argc > 1 ? argv[1] : "";
   const auto arg = [&](int i, long long fallback) { return argc > i ? std::atoll(argv[i]) : fallback; };
   const int runs = static_cast<int>(arg(4, 3)), threads = static_cast<int>(arg(5, 1));
+  const auto route = argc > 6 && std::string(argv[6]) == "messages" ? pagh::mpi::SumRoute::messages : pagh::mpi::SumRoute::automatic;
   try {
     namespace mio = pagh::matrix_io;
     if (workload == "sparse") {
       const std::int64_t n = arg(2, 1000000), per = arg(3, 4);
       const auto w = mio::sparse_product({.m = n, .k = n, .p = n, .seed = 3, .a_per_row = per, .b_per_col = per});
-      run("sparse", w.a, w.b, runs, threads, w.a.nonZeros(), w.b.nonZeros());
+      run("sparse", w.a, w.b, runs, threads, w.a.nonZeros(), w.b.nonZeros(), route);
     } else if (workload == "dense") {
       const std::int64_t m = arg(2, 4096), K = arg(3, 1024);
       const auto w = mio::planted_dense({.m = m, .k = K, .p = m, .seed = 3});
-      run("dense", w.a, w.b, runs, threads, w.a.size(), w.b.size());
+      run("dense", w.a, w.b, runs, threads, w.a.size(), w.b.size(), route);
     } else if (workload == "files" && argc > 4) {
       run_files(argv[4], arg(2, 1000000), arg(3, 4), static_cast<int>(arg(5, 1)), static_cast<int>(arg(6, 1)));
     } else {
       std::fprintf(stderr,
-                   "usage: distributed_scaling sparse N PER [RUNS THREADS] | dense M K [RUNS THREADS] | files N PER DIR [RUNS THREADS]\n");
+                   "usage: distributed_scaling sparse N PER [RUNS THREADS [shared|messages]] | dense M K [RUNS THREADS [shared|messages]] | "
+                   "files N PER DIR [RUNS THREADS]\n");
       status = 64;
     }
   } catch (const std::exception& e) {

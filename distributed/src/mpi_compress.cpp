@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "compress/huge_pages.hpp"
+#include "shared_memory_sum.hpp"
 
 namespace pagh::mpi {
 namespace {
@@ -155,7 +156,8 @@ struct Summed {
   std::vector<double> values;
 };
 
-Summed sum_values(const PartialShape& partial, const double* mine, MPI_Comm comm, int root, ReduceTimings* timings) {
+Summed sum_values(const PartialShape& partial, const double* mine, MPI_Comm comm, int root, ReduceTimings* timings,
+                  SumRoute route) {
   Summed result;
   result.inner = check_partials(comm, kWhere, root, partial);
   int rank = 0, size = 1;
@@ -170,7 +172,8 @@ Summed sum_values(const PartialShape& partial, const double* mine, MPI_Comm comm
   ReduceTimings parts;
   if (size == 1) {
     for (std::int64_t h = 0; h < values; ++h) sum[static_cast<std::size_t>(h)] += mine[h];  // from +0.0, as with more ranks
-  } else {
+  } else if (route != SumRoute::automatic ||
+             !detail::sum_through_shared_memory(mine, values, result.receives ? sum.data() : nullptr, comm, parts)) {
     SumBuffers buffers(std::min(kPieceValues, values), size);
     for (std::int64_t at = 0; at < values; at += kPieceValues)
       sum_piece(mine + at, std::min(kPieceValues, values - at), result.receives ? sum.data() + at : nullptr, root, comm, rank, size,
@@ -185,17 +188,19 @@ Summed sum_values(const PartialShape& partial, const double* mine, MPI_Comm comm
 
 }  // namespace
 
-std::optional<CompressedProduct> sum_sketches(const CompressedProduct& partial, MPI_Comm comm, int root, ReduceTimings* timings) {
+std::optional<CompressedProduct> sum_sketches(const CompressedProduct& partial, MPI_Comm comm, int root, ReduceTimings* timings,
+                                              SumRoute route) {
   // The d sketches are contiguous (compressed_product.hpp).
   Summed sum = sum_values({partial.rows(), partial.cols(), partial.buckets(), partial.inner(), partial.repetitions(), partial.params().seed,
                            partial.params().precision},
-                          partial.sketch(0).data(), comm, root, timings);
+                          partial.sketch(0).data(), comm, root, timings, route);
   if (!sum.receives) return std::nullopt;
   return CompressedProduct(partial.rows(), partial.cols(), sum.inner, partial.params(), partial.tables(), std::move(sum.values),
                            partial.timings());
 }
 
-std::optional<CompressedProduct> sum_sketches(SketchValues partial, MPI_Comm comm, int root, ReduceTimings* timings) {
+std::optional<CompressedProduct> sum_sketches(SketchValues partial, MPI_Comm comm, int root, ReduceTimings* timings,
+                                              SumRoute route) {
   const std::int64_t buckets = partial.tables.buckets;
   // Agreed on, so that a rank with a malformed partial does not leave the others waiting in the sum.
   const bool whole = partial.values.size() == static_cast<std::size_t>(buckets * partial.tables.repetitions);
@@ -204,7 +209,7 @@ std::optional<CompressedProduct> sum_sketches(SketchValues partial, MPI_Comm com
                                        std::to_string(buckets * partial.tables.repetitions)).what());
   Summed sum = sum_values({partial.rows, partial.cols, buckets, partial.inner, partial.tables.repetitions, partial.params.seed,
                            partial.params.precision},
-                          partial.values.data(), comm, root, timings);
+                          partial.values.data(), comm, root, timings, route);
   if (!sum.receives) return std::nullopt;
   return std::move(partial).product(sum.inner, std::move(sum.values));
 }

@@ -194,9 +194,10 @@ TEST(MpiCompress, GivenTablesOfAnotherShapeAreRefused) {
   EXPECT_THROW(pagh::compress_values(w.a, w.b, params, pagh::draw_hash_tables(3, 3, 120, 90, 2 * b)), pagh::Error);
 }
 
-// sum_sketches on crafted partial sketches of 2 pieces (2^21 x 3 values): mostly zero (segments sent
-// sparse), on odd ranks dense in the second half, with -0.0, +-inf and subnormals: the result is the
-// rank-order sum from +0.0 of every rank's values, bit for bit, on every rank and on a root.
+// sum_sketches on crafted partial sketches of 2 pieces by messages, 12 through shared memory (2^21 x 3
+// values): mostly zero, on odd ranks dense in the second half, with -0.0, +-inf and subnormals: the
+// result is the rank-order sum from +0.0 of every rank's values, bit for bit, on every rank and on a
+// root, by either route.
 TEST(MpiCompress, CraftedPartialsAreSummedInRankOrderFromZero) {
   const std::int64_t m = 50, p = 40, buckets = std::int64_t{1} << 21;
   const pagh::SketchParams params{.buckets = buckets, .seed = 3};
@@ -217,15 +218,17 @@ TEST(MpiCompress, CraftedPartialsAreSummedInRankOrderFromZero) {
     for (std::size_t h = 0; h < want.size(); ++h) want[h] += v[h];
   }
   const pagh::CompressedProduct partial(m, p, 1, params, pagh::draw_hash_tables(params.seed, 3, m, p, buckets), values_of(rank_of()));
-  for (const int root : {pagh::mpi::kEveryRank, ranks() - 1}) {
-    const auto sum = pagh::mpi::sum_sketches(partial, MPI_COMM_WORLD, root);
-    ASSERT_EQ(sum.has_value(), root == pagh::mpi::kEveryRank || root == rank_of());
-    if (!sum) continue;
-    EXPECT_EQ(sum->inner(), ranks());
-    std::int64_t differing = 0;
-    for (std::size_t h = 0; h < want.size(); ++h)
-      differing += std::bit_cast<std::uint64_t>(sum->sketch(0).data()[h]) != std::bit_cast<std::uint64_t>(want[h]);
-    EXPECT_EQ(differing, 0) << "rank " << rank_of() << " root " << root;
+  for (const auto route : {pagh::mpi::SumRoute::automatic, pagh::mpi::SumRoute::messages}) {
+    for (const int root : {pagh::mpi::kEveryRank, ranks() - 1}) {
+      const auto sum = pagh::mpi::sum_sketches(partial, MPI_COMM_WORLD, root, nullptr, route);
+      ASSERT_EQ(sum.has_value(), root == pagh::mpi::kEveryRank || root == rank_of());
+      if (!sum) continue;
+      EXPECT_EQ(sum->inner(), ranks());
+      std::int64_t differing = 0;
+      for (std::size_t h = 0; h < want.size(); ++h)
+        differing += std::bit_cast<std::uint64_t>(sum->sketch(0).data()[h]) != std::bit_cast<std::uint64_t>(want[h]);
+      EXPECT_EQ(differing, 0) << "rank " << rank_of() << " root " << root << " route " << static_cast<int>(route);
+    }
   }
 }
 

@@ -16,8 +16,9 @@
 // Results: each rank sketches its k split into as many ranges as it has threads (share_params; one
 // process splits k into 16, whose buffers a rank with a small share of k would clear and add for
 // nothing), and the ranks' d * b partial sketches (double) are summed in rank order, whatever the MPI
-// library: a reduce-scatter (MPI_Alltoallv; rank r sums segment r of every rank's sketch) and a
-// gather of the segments. Integer-valued inputs whose sums are exact in the sketch precision give
+// library: rank r sums segment r of every rank's sketch, then the root gathers the segments. Ranks
+// that all run on one node do it through a shared-memory window (each value copied once, the adds
+// reading every rank's copy), others by messages (MPI_Alltoallv and MPI_Gatherv): the same bits. Integer-valued inputs whose sums are exact in the sketch precision give
 // the single-process sketch bit for bit; other inputs agree with it to rounding.
 //
 // Failures: every function here is collective. A rank that fails while the others wait would leave
@@ -44,6 +45,12 @@ namespace pagh::mpi {
 // root argument of sum_sketches: every rank receives the sum.
 inline constexpr int kEveryRank = -1;
 
+// How sum_sketches moves the partials (the sum and its order are the same either way): automatic,
+// through a shared-memory window (MPI_Win_allocate_shared) when every rank runs on one node and the
+// window can be had, else by messages; messages, always by messages (a reduce-scatter by
+// MPI_Alltoallv and a gather).
+enum class SumRoute { automatic, messages };
+
 // Thrown on every rank of the communicator when some rank failed. what() is that rank's message as
 // it was (so that a command-line tool can print it as its own); code() the status that rank gave
 // agree() (1 for agree(comm, exception_ptr)).
@@ -59,7 +66,8 @@ class RankFailure : public pagh::Error {
 
 // Wall-clock times of one distributed compress on this rank, in milliseconds: its own sketch, the
 // wait for the slowest rank (load imbalance; agreeing on failures), the reduction of the sketches;
-// reduce_ms's parts: the exchange of the segments (MPI_Alltoallv), adding them, the gather;
+// reduce_ms's parts: the exchange of the segments (MPI_Alltoallv; through shared memory, the copies
+// into the window and the waits at its barriers), adding them, the gather (the copies out);
 // sketch: the stages of its own sketch as pagh::compress timed them.
 struct ReduceTimings {
   double local_ms = 0, wait_ms = 0, reduce_ms = 0;
@@ -80,13 +88,14 @@ void agree(MPI_Comm comm, std::exception_ptr failure);
 // kEveryRank) or on root only (the others get nullopt). Every rank must pass a product of the same shape m x p, sketch
 // length, repetitions, seed and precision (checked: otherwise every rank throws the same
 // pagh::Error); the result's inner() is the sum of theirs and its timings() this rank's own.
-// The sum goes in pieces of 2^22 values (one 32 MiB receive buffer, whatever the sketch length).
+// The sum goes in pieces (by messages, 2^22 values through one 32 MiB receive buffer; through shared
+// memory, 2^19 values per slot), whatever the sketch length.
 std::optional<CompressedProduct> sum_sketches(const CompressedProduct& partial, MPI_Comm comm, int root = kEveryRank,
-                                              ReduceTimings* timings = nullptr);
+                                              ReduceTimings* timings = nullptr, SumRoute route = SumRoute::automatic);
 // The same for partial sketch values (pagh::compress_values: never measured, since only their sum
 // is); the result takes the partial's hash tables. What compress() below sums.
 std::optional<CompressedProduct> sum_sketches(SketchValues partial, MPI_Comm comm, int root = kEveryRank,
-                                              ReduceTimings* timings = nullptr);
+                                              ReduceTimings* timings = nullptr, SumRoute route = SumRoute::automatic);
 
 // What the ranks' partial sketches must agree on before a sum (every field but inner), and the inner
 // indices this rank's covers.
@@ -131,7 +140,8 @@ int local_rank(MPI_Comm comm);
 // sparse, float, double) applies.
 template <class MatrixA, class MatrixB>
 std::optional<CompressedProduct> compress(const MatrixA& A_local, const MatrixB& B_local, const SketchParams& params,
-                                          MPI_Comm comm, int root, ReduceTimings* timings = nullptr);
+                                          MPI_Comm comm, int root, ReduceTimings* timings = nullptr,
+                                          SumRoute route = SumRoute::automatic);
 
 template <class MatrixA, class MatrixB>
 CompressedProduct compress(const MatrixA& A_local, const MatrixB& B_local, const SketchParams& params, MPI_Comm comm) {
@@ -142,7 +152,7 @@ CompressedProduct compress(const MatrixA& A_local, const MatrixB& B_local, const
 double wall_ms();
 template <class MatrixA, class MatrixB>
 std::optional<CompressedProduct> compress(const MatrixA& A_local, const MatrixB& B_local, const SketchParams& params,
-                                          MPI_Comm comm, int root, ReduceTimings* timings) {
+                                          MPI_Comm comm, int root, ReduceTimings* timings, SumRoute route) {
   const double start = wall_ms();
   // The ranks share the drawing of the tables (the same on every rank: same seed).
   HashTables tables = shared_hash_tables(A_local.rows(), B_local.cols(), params, comm);
@@ -163,7 +173,7 @@ std::optional<CompressedProduct> compress(const MatrixA& A_local, const MatrixB&
   MPI_Comm_size(comm, &size);
   // One rank: its sketch is the sum (sum_sketches would copy it).
   if (size == 1 && (root == 0 || root == kEveryRank)) return std::move(*partial).product();
-  return sum_sketches(std::move(*partial), comm, root, timings);
+  return sum_sketches(std::move(*partial), comm, root, timings, route);
 }
 
 }  // namespace pagh::mpi
