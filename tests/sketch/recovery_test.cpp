@@ -153,6 +153,34 @@ TEST(Recovery, EqualsTheOraclesWithTiesOnSeveralThreads) {
   }
 }
 
+// The scans' float prefilter (estimate/float_medians.hpp) rejects an entry only where its rounded
+// |median| is below the rounded bound. Sketch values that differ in double but round to one float,
+// values beyond float's range and exact zeros must all leave the answers as the brute force gives
+// them: d = 1 and 3 take the prefilter, d = 5 does not; one and two threads.
+TEST(Recovery, ScansEqualTheOraclesWhereSketchValuesRoundToOneFloat) {
+  std::mt19937_64 rng(11);
+  const double kValues[] = {1.0, 1.0 + 0x1p-40, 1.0 + 0x1p-35, 1.0 - 0x1p-38, 0x1.000001p0, 3e38, 3.4028236e38, 1e300, 0.0, 0x1p-140};
+  std::uniform_int_distribution<int> pick(0, 9), sign(0, 1);
+  const int threads = omp_get_max_threads();
+  for (int d : {1, 3, 5}) {
+    const std::int64_t m = 300, p = 300, b = 64;
+    std::vector<double> values(static_cast<std::size_t>(d * b));
+    for (double& v : values) v = (sign(rng) ? 1 : -1) * kValues[pick(rng)];
+    const CompressedProduct c(m, p, 1, SketchParams{.buckets = b, .repetitions = d, .seed = 4}, draw_hash_tables(4, d, m, p, b),
+                              values, {});
+    const std::vector<Entry> all = every_entry(c);
+    for (int t : {1, 2}) {
+      omp_set_num_threads(t);
+      const std::string what = "d=" + std::to_string(d) + " threads=" + std::to_string(t);
+      for (std::size_t k : {std::size_t{1}, std::size_t{50}, std::size_t{2000}, std::size_t{15000}})
+        expect_same(c.top_k(k, Recovery::exhaustive), brute_top_k(all, k), what + " top-" + std::to_string(k));
+      for (double tau : {1.0, 1.0 + 0x1p-40, 0x1.000001p0, 3.4028235e38, 1e300, 0x1p-140})
+        expect_same(c.above(tau, std::size_t{1} << 26, Recovery::exhaustive), brute_above(all, tau), what + " above " + std::to_string(tau));
+    }
+  }
+  omp_set_num_threads(threads);
+}
+
 // A sketch with fewer nonzero estimates than k: the rest of the answer are zero estimates in
 // row-major order (odd d), or the scan (even d); both equal the oracle.
 TEST(Recovery, FewerNonzeroEstimatesThanK) {
