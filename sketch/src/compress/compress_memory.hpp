@@ -61,8 +61,8 @@ double engine_bytes(const LinesA& a, const LinesB& b, std::int64_t K, std::int64
     total += d * bd * ((transform ? acc : 0) + (direct ? 8 : 0));
     any_direct = any_direct || direct;
   }
-  // Dense lines: a bucket order (8 bytes) or a packed hash word (4) per position and repetition;
-  // sparse lines: a packed hash word.
+  // Dense lines: a bucket order (8 bytes), or a packed hash word and its first-marked copy (4 + 4),
+  // per position and repetition; sparse lines: a packed hash word.
   total += d * (LinesA::kCountsKnown ? 4 : 8) * static_cast<double>(a.length);
   total += d * (LinesB::kCountsKnown ? 4 : 8) * static_cast<double>(b.length);
   const double workers = static_cast<double>(std::min<std::int64_t>(std::max(threads, 1), partitions));

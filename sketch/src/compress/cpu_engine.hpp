@@ -5,7 +5,7 @@
 // Fused per inner index: for f32/f64 storage and plain transforms, fwht::TransformProduct asks for
 // each L1-sized block of a k's two vectors just before transforming it; the engine scatters the
 // whole line at the vector's first block (line_scatter.hpp: a dense line in position order through
-// packed hash words) and nothing at the later ones; the last pass multiplies the two transforms
+// packed hash words, each bucket's first term stored rather than added) and nothing at the later ones; the last pass multiplies the two transforms
 // into P_t instead of storing them, and zeroes the vectors. The clearing and the
 // multiply-accumulate take no pass of their own.
 // Otherwise (16-bit storage, stabilized or Alman-Rao transforms) a k's two lines are scattered into
@@ -213,7 +213,11 @@ class Engine {
     } else {
       const std::vector<std::uint32_t>& w = words[static_cast<std::size_t>(c.t)];
       const auto* next = c.next < 0 ? nullptr : lines.line(c.next);
-      if (w.empty()) {
+      const std::vector<std::uint32_t>& marked = (which == 0 ? marked_a_ : marked_b_)[static_cast<std::size_t>(c.t)];
+      if (!marked.empty()) {
+        counted = c.path != nullptr ? scatter_dense_words<true, true>(lines.line(c.k), next, marked.data(), lines.length, block)
+                                    : scatter_dense_words<false, true>(lines.line(c.k), next, marked.data(), lines.length, block);
+      } else if (w.empty()) {
         counted = scatter_dense(lines.line(c.k), next, BucketOrder{}, bucket, sign, lines.length, block);
       } else if (c.path != nullptr) {
         counted = scatter_dense_words<true>(lines.line(c.k), next, w.data(), lines.length, block);
@@ -242,6 +246,8 @@ class Engine {
       else order_a_.push_back(bucket_order(ba, sa, tables_.m, K_));
       if (LinesB::kCountsKnown || fused()) words_b_.push_back(hash_words(bb, sb, tables_.p, buckets_));
       else order_b_.push_back(bucket_order(bb, sb, tables_.p, K_));
+      marked_a_.push_back(!LinesA::kCountsKnown && fused() ? first_marked_words(words_a_.back(), buckets_) : std::vector<std::uint32_t>{});
+      marked_b_.push_back(!LinesB::kCountsKnown && fused() ? first_marked_words(words_b_.back(), buckets_) : std::vector<std::uint32_t>{});
     }
   }
 
@@ -441,6 +447,7 @@ class Engine {
   int d_;
   std::vector<BucketOrder> order_a_, order_b_;              // per repetition, off the fused path
   std::vector<std::vector<std::uint32_t>> words_a_, words_b_;  // per repetition: dense lines on it, sparse lines always
+  std::vector<std::vector<std::uint32_t>> marked_a_, marked_b_;  // per repetition: dense lines on it (first_marked_words)
   std::vector<Path> paths_;  // per k, decided at t = 0 by the range that owns k
 };
 

@@ -89,20 +89,42 @@ inline std::vector<std::uint32_t> hash_words(const std::uint32_t* bucket, const 
   return words;
 }
 
+// Dense lines on the fused path: the hash words with bit 30 set at the first position of each
+// bucket (in position order), where the scatter stores instead of adding (no read of the vector's
+// line, which mostly misses L1); empty when a bucket needs 31 bits.
+constexpr std::uint32_t kFirstInBucket = std::uint32_t{1} << 30;
+inline std::vector<std::uint32_t> first_marked_words(const std::vector<std::uint32_t>& words, index buckets) {
+  if (words.empty() || buckets > (index{1} << 30)) return {};
+  std::vector<std::uint32_t> marked(words);
+  std::vector<std::uint64_t> seen(static_cast<std::size_t>((buckets + 63) / 64), 0);
+  for (std::uint32_t& w : marked) {
+    const std::uint32_t h = w & 0x7FFFFFFFu;
+    std::uint64_t& bits = seen[h >> 6];
+    if ((bits >> (h & 63) & 1) == 0) bits |= std::uint64_t{1} << (h & 63), w |= kFirstInBucket;
+  }
+  return marked;
+}
+
 // The fused path's scatter of a dense line: the whole line in position order into out (zero), its
 // values read as they lie in memory (the hardware prefetcher streams them) and each added to its
 // bucket, which sits in L2 with the rest of the vector. Terms reach a bucket in position order: the
 // sums of scatter_dense, bit for bit. Counts the nonzeros when Count. `next` is prefetched as there.
-template <bool Count, class Acc, class Scalar>
+// Marked: words from first_marked_words; a bucket's first term is stored as s + 0 (+0 + s, which
+// is s except that -0 becomes +0, as adding it to the zero bucket gives).
+template <bool Count, bool Marked = false, class Acc, class Scalar>
 index scatter_dense_words(const Scalar* values, const Scalar* next, const std::uint32_t* words, index length, Acc* out) {
   constexpr index kPerCacheLine = 64 / sizeof(Scalar);
+  constexpr std::uint32_t kMask = Marked ? kFirstInBucket - 1 : 0x7FFFFFFFu;
   index nonzeros = 0;
   for (index i0 = 0; i0 < length; i0 += kPerCacheLine) {
     if (next != nullptr) __builtin_prefetch(next + i0);
     const index i1 = std::min(length, i0 + kPerCacheLine);
     for (index i = i0; i < i1; ++i) {
       const double v = static_cast<double>(values[i]);
-      out[words[i] & 0x7FFFFFFFu] += with_sign(static_cast<Acc>(v), words[i] >> 31);
+      const std::uint32_t w = words[i];
+      const Acc term = with_sign(static_cast<Acc>(v), w >> 31);
+      if (Marked && (w & kFirstInBucket) != 0) out[w & kMask] = term + Acc{0};
+      else out[w & kMask] += term;
       if constexpr (Count) nonzeros += v != 0;
     }
   }
