@@ -22,6 +22,7 @@
 #include "multiply_hooks.hpp"
 #include "multiply_options.hpp"
 #include "shared_operands.hpp"
+#include "sketch/compress_values.hpp"
 #include "sketch/params.hpp"
 
 #ifdef PAGH_MM_HAVE_SKETCH_CUDA
@@ -90,18 +91,19 @@ struct ShareTimes {
   double sketch_ms = 0, wait_ms = 0, reduce_ms = 0;
   std::int64_t k0 = 0, k1 = 0;  // rank 0's own range
   bool on_devices = false;      // summed by NCCL on the GPUs
-  double copy_ms = 0;           // then the sum's copy to rank 0's host
+  double copy_ms = 0;           // then rank 0's product of the sum (kept on its GPU)
 };
 
 // The sum of the ranks' sketches on rank 0. GPU ranks sum on their devices through NCCL when the
 // build has it and every rank has a GPU of its own (connected, collectively, at the first GPU
-// sketch): the sum stays on rank 0's GPU, which answers top_k, above and decompress as one GPU
-// process's product does, beside the host copy that pagh-mm needs whatever it asks (its overflow
-// check, noise model, known diagonal and saved sketch read every value), timed apart from the sum.
-// Ranks that share a GPU, and CPU ranks, sum host copies through MPI.
+// sketch): the sum stays on rank 0's GPU as one GPU process's product does (pagh::cuda::
+// kept_on_device): queries, the overflow check's and the noise model's statistics and single
+// entries are read there, and the host copy is made only for what reads every value (a saved
+// sketch, a subtracted known diagonal). Making that product (the hash tables, the statistics) is
+// timed apart from the sum. Ranks that share a GPU, and CPU ranks, sum host copies through MPI.
 struct SketchSum {
   int local_rank = 0;  // the GPU: local rank % GPUs (rank 0, local rank 0, sketches on device 0)
-  double copy_ms = 0;  // rank 0, the last NCCL sum: the copy of the sum to the host
+  double copy_ms = 0;  // rank 0, the last NCCL sum: making the product of the sum (no host copy)
 #ifdef PAGH_DISTRIBUTED_HAVE_NCCL
   bool tried = false;
   std::unique_ptr<pagh::mpi::NcclSum> nccl;
@@ -120,7 +122,9 @@ struct SketchSum {
       std::optional<pagh::CompressedProduct> host;
       std::exception_ptr failure;
       try {
-        if (sum) host.emplace(pagh::mpi::with_host_copy(std::move(*sum), &partial.tables(), &copy_ms));
+        const double made = pagh::mpi::wall_ms();
+        if (sum) host.emplace(pagh::cuda::kept_on_device(std::move(*sum), &partial.tables()));
+        copy_ms = pagh::mpi::wall_ms() - made;
       } catch (...) {
         failure = std::current_exception();
       }
@@ -133,6 +137,18 @@ struct SketchSum {
     return pagh::mpi::sum_sketches(partial, comm, 0, &timings);
   }
 };
+
+// A CPU rank's share as unmeasured sketch values with the tables the ranks drew together (as
+// sketch_operands, which pagh::compress would sketch, but without a product measured for a partial
+// that is only summed).
+pagh::SketchValues share_values(const MatrixData& a, const MatrixData& b, const pagh::SketchParams& params, pagh::HashTables tables) {
+  if (a.index() == 0 && b.index() == 0) return pagh::compress_values(std::get<0>(a), std::get<0>(b), params, std::move(tables));
+  const auto as_sparse = [](const MatrixData& m) -> Eigen::SparseMatrix<double> {
+    if (m.index() == 1) return std::get<1>(m);
+    return std::get<0>(m).sparseView();
+  };
+  return pagh::compress_values(as_sparse(a), as_sparse(b), params, std::move(tables));
+}
 
 // Collective, every rank, for every sketch command: agrees on earlier failures (reading, the
 // backend), checks that every rank read the same shapes, sketches this rank's range of k and sums
@@ -156,22 +172,43 @@ std::optional<pagh::CompressedProduct> sketch_share(MPI_Comm comm, const std::st
     throw CliError(ExitCode::data, "", e.what());  // the same on every rank: the ranks read different files
   }
   const int me = rank_in(comm);
+  // CPU ranks draw the hash tables together (each 1/ranks of them) and sum unmeasured values; GPU
+  // ranks sketch with their backend, which draws its own.
+  const bool on_cpu = backend->name() == "cpu";
   std::optional<pagh::CompressedProduct> partial;
+  std::optional<pagh::SketchValues> values;
   const double start = pagh::mpi::wall_ms();
-  std::int64_t k0 = 0, k1 = 0;
+  std::int64_t k0 = 0, k1 = 0, buckets = 0;
   try {
-    const std::int64_t buckets = pagh::sketch_length(m, p, params);
+    buckets = pagh::sketch_length(m, p, params);
     if (share) {
       k0 = share->k0, k1 = share->k1;
     } else {
       const std::vector<std::int64_t> bounds = split_inner(*a, *b, buckets, size_of(comm));
       k0 = bounds[static_cast<std::size_t>(me)], k1 = bounds[static_cast<std::size_t>(me) + 1];
     }
-    if (k0 == k1)  // nothing to sketch here: a zero sketch with the same tables
-      partial.emplace(m, p, 0, params, pagh::draw_hash_tables(params.seed, params.repetitions, m, p, buckets),
-                      std::vector<double>(static_cast<std::size_t>(buckets * params.repetitions), 0.0));
-    else if (share) partial.emplace(backend->compress(share->a, share->b, pagh::mpi::share_params(params)));
-    else partial.emplace(backend->compress(columns_of(*a, k0, k1), rows_of(*b, k0, k1), pagh::mpi::share_params(params)));
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  try {
+    if (on_cpu) {
+      agree(comm, failure);  // shared_hash_tables is collective
+      pagh::HashTables tables = pagh::mpi::shared_hash_tables(m, p, params, comm);
+      if (k0 == k1)  // nothing to sketch here: a zero sketch with the same tables
+        values.emplace(pagh::SketchValues{.rows = m, .cols = p, .inner = 0, .params = params, .tables = std::move(tables),
+                                          .values = std::vector<double>(static_cast<std::size_t>(buckets * params.repetitions), 0.0),
+                                          .timings = {}});
+      else if (share) values.emplace(share_values(share->a, share->b, pagh::mpi::share_params(params), std::move(tables)));
+      else values.emplace(share_values(columns_of(*a, k0, k1), rows_of(*b, k0, k1), pagh::mpi::share_params(params), std::move(tables)));
+    } else if (!failure) {
+      if (k0 == k1)
+        partial.emplace(m, p, 0, params, pagh::draw_hash_tables(params.seed, params.repetitions, m, p, buckets),
+                        std::vector<double>(static_cast<std::size_t>(buckets * params.repetitions), 0.0));
+      else if (share) partial.emplace(backend->compress(share->a, share->b, pagh::mpi::share_params(params)));
+      else partial.emplace(backend->compress(columns_of(*a, k0, k1), rows_of(*b, k0, k1), pagh::mpi::share_params(params)));
+    }
+  } catch (const pagh::mpi::RankFailure&) {
+    throw;  // the same on every rank
   } catch (...) {
     failure = std::current_exception();
   }
@@ -180,7 +217,8 @@ std::optional<pagh::CompressedProduct> sketch_share(MPI_Comm comm, const std::st
   const double agreed = pagh::mpi::wall_ms();
   pagh::mpi::ReduceTimings reduce;
   bool on_devices = false;
-  std::optional<pagh::CompressedProduct> sum = sum_of(comm, backend->name() == "cuda", *partial, reduce, on_devices);
+  std::optional<pagh::CompressedProduct> sum = on_cpu ? pagh::mpi::sum_sketches(std::move(*values), comm, 0, &reduce)
+                                                      : sum_of(comm, backend->name() == "cuda", *partial, reduce, on_devices);
   double slowest[3] = {sketched - start, agreed - sketched, reduce.reduce_ms};
   MPI_Reduce(me == 0 ? MPI_IN_PLACE : slowest, slowest, 3, MPI_DOUBLE, MPI_MAX, 0, comm);
   times = {slowest[0], slowest[1], slowest[2], k0, k1, on_devices, sum_of.copy_ms};
@@ -294,7 +332,7 @@ class DistributedBackend final : public SketchBackend {
                      size_of(comm_), static_cast<long long>(times.k0), static_cast<long long>(times.k1),
                      static_cast<long long>(cols_in(a)), times.sketch_ms, times.wait_ms, times.reduce_ms,
                      times.on_devices ? "NCCL, on the GPUs" : "MPI, on the hosts");
-        if (times.on_devices) std::fprintf(stderr, ", its copy to rank 0's host %.1f ms", times.copy_ms);
+        if (times.on_devices) std::fprintf(stderr, ", its product on rank 0's GPU %.1f ms (statistics there, no host copy)", times.copy_ms);
         std::fprintf(stderr, "\n");
       }
       return std::move(*sum);

@@ -314,7 +314,8 @@ Partial partial_of(const CompressedProduct& partial) {
   const DeviceSketches* device = partial.device_sketches();
   return {.rows = partial.rows(), .cols = partial.cols(), .inner = partial.inner(), .buckets = partial.buckets(),
           .repetitions = partial.repetitions(), .params = partial.params(), .timings = partial.timings(),
-          .device_values = device ? device->device_values() : nullptr, .host_values = partial.sketch(0).data(),
+          .device_values = device ? device->device_values() : nullptr,
+          .host_values = device && device->device_values() ? nullptr : partial.sketch(0).data(),  // no host copy made for nothing
           .tables = &partial.tables()};
 }
 

@@ -5,8 +5,10 @@
 
 #include <Eigen/Dense>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -16,6 +18,7 @@
 #include "sketch/memory_limit.hpp"
 #include "sketch/params.hpp"
 #include "sketch/recovery.hpp"
+#include "sketch/sketch_statistics.hpp"
 #include "sketch/too_many_entries.hpp"
 
 namespace pagh {
@@ -39,7 +42,66 @@ class DeviceSketches {
   // The d * b sketch values in device memory (sketch t at [t*b, (t+1)*b)), for collectives on
   // device buffers (distributed/nccl_sum.hpp); nullptr if this copy does not expose them.
   virtual const double* device_values() const { return nullptr; }
+  // What a product kept on the device (CompressedProduct::kept_on_device) reads there instead of a
+  // host copy; the defaults throw pagh::Error (a copy that offers none of them is only usable beside
+  // host values). copy_to_host: all d * b values into `out`; values_at: out[i] = the value at
+  // positions[i] (t * b + bucket); statistics: measured as measure_sketch_values measures host values.
+  virtual void copy_to_host(std::span<double> out) const;
+  virtual void values_at(std::span<const std::int64_t> positions, std::span<double> out) const;
+  virtual SketchStatistics statistics() const;
+  // A copy of these sketches with `known` (in range) subtracted as CompressedProduct::subtract
+  // subtracts them from host values, bit for bit; nullptr where this copy cannot (subtract() then
+  // works on the host copy).
+  virtual std::shared_ptr<const DeviceSketches> minus(std::span<const Entry>) const { return nullptr; }
 };
+
+namespace detail {
+// The d * b sketch values on the host, made at once or at the first read (by `fill`, once, whichever
+// thread reads first). Copies copy the values (or the fact that none were made yet).
+class HostValues {
+ public:
+  HostValues() = default;
+  explicit HostValues(std::vector<double> values) : values_(std::move(values)), ready_(true) {}
+  HostValues(const HostValues& other) { *this = other; }
+  HostValues& operator=(const HostValues& other) {
+    if (this == &other) return *this;
+    std::scoped_lock both(lock_, other.lock_);
+    values_ = other.values_;
+    ready_.store(other.ready_.load(std::memory_order_acquire), std::memory_order_release);
+    return *this;
+  }
+  HostValues(HostValues&& other) noexcept { *this = std::move(other); }
+  HostValues& operator=(HostValues&& other) noexcept {
+    if (this == &other) return *this;
+    std::scoped_lock both(lock_, other.lock_);
+    values_ = std::move(other.values_);
+    ready_.store(other.ready_.load(std::memory_order_acquire), std::memory_order_release);
+    return *this;
+  }
+  bool ready() const { return ready_.load(std::memory_order_acquire); }
+  template <class Fill>
+  const std::vector<double>& get(Fill&& fill) const {
+    if (!ready()) {
+      std::lock_guard<std::mutex> hold(lock_);
+      if (!ready_.load(std::memory_order_relaxed)) {
+        fill(values_);
+        ready_.store(true, std::memory_order_release);
+      }
+    }
+    return values_;
+  }
+  // For subtract(): the values, made.
+  std::vector<double>& made() { return values_; }
+  // Counts a read of single values elsewhere (on the device) and returns how many there were.
+  std::int64_t note_read() const { return reads_.fetch_add(1, std::memory_order_relaxed) + 1; }
+
+ private:
+  mutable std::atomic<std::int64_t> reads_{0};
+  mutable std::mutex lock_;
+  mutable std::vector<double> values_;
+  mutable std::atomic<bool> ready_{false};
+};
+}  // namespace detail
 
 class CompressedProduct {
  public:
@@ -55,6 +117,7 @@ class CompressedProduct {
   const SketchParams& params() const { return params_; }
   const HashTables& tables() const { return tables_; }
   const CompressTimings& timings() const { return timings_; }
+  // Sketch t's values on the host (a product kept on the device copies all d sketches here first).
   std::span<const double> sketch(int t) const;
 
   // The product as a backend returns it: `host` (the sketches, the tables) with `device` holding the
@@ -64,11 +127,26 @@ class CompressedProduct {
   bool on_device() const { return device_ != nullptr; }
   // That device copy (nullptr when there is none).
   const DeviceSketches* device_sketches() const { return device_.get(); }
+  // The product as a GPU backend returns it without copying the sketches: `device` holds them and
+  // answers the queries, the statistics and the values of single entries; the host copy of the
+  // d * b values is made only when something reads them all (sketch(), save(), subtract(), host
+  // queries). tables: the host's copy of the hash tables.
+  static CompressedProduct kept_on_device(std::int64_t rows, std::int64_t cols, std::int64_t inner, const SketchParams& params,
+                                          HashTables tables, std::shared_ptr<const DeviceSketches> device,
+                                          CompressTimings timings = {});
+  // Whether the host holds the d * b values (always, unless kept_on_device and none was needed yet).
+  bool host_copy_made() const { return sketches_.ready(); }
+  // What the noise model and the overflow check read (sketch_statistics.hpp): measured on the host
+  // values, or on the device while the host has none.
+  SketchStatistics statistics() const;
 
   // Median of the d unbiased single estimates s1(i) s2(j) c_t[h1(i) XOR h2(j)]; for even d the
   // mean of the two middle ones. Throws pagh::Error if (i, j) is out of range.
   double estimate(std::int64_t i, std::int64_t j) const;
   Entry entry(std::int64_t i, std::int64_t j) const;
+  // The d single estimates s1(i) s2(j) c_t[h1(i) XOR h2(j)] of (i, j), range checked as estimate();
+  // read on the device while the host has no copy of the values.
+  std::vector<double> estimates_of(std::int64_t i, std::int64_t j) const;
   // sqrt(mean_t sum_h c_t[h]^2): each sum is an unbiased estimate of ||AB||_F^2.
   double frobenius_estimate() const { return frobenius_; }
   // Standard deviation bound of one single estimate, ||AB||_F / sqrt(b), from the estimate above.
@@ -77,7 +155,8 @@ class CompressedProduct {
   // Removes entries of C known exactly (for instance the diagonal of a Gram product, cheap to
   // compute) from the sketches, by linearity: the product then estimates C minus them, and their
   // energy no longer adds to every other estimate's noise. Throws pagh::Error for an entry out of
-  // range. (A saved sketch keeps no record of it: save() writes the sketches as they are.) The
+  // range. (A saved sketch keeps no record of it: save() writes the sketches as they are.) A product
+  // kept on the device subtracts there (DeviceSketches::minus) and stays there; otherwise the
   // queries then run on the host sketches, which alone hold the subtraction.
   void subtract(std::span<const Entry> known);
 
@@ -105,9 +184,17 @@ class CompressedProduct {
 
  private:
   class Recoverer;  // heavy_buckets.cpp
+  // kept_on_device: no host values; frobenius_ and finite_ from the device's statistics.
+  CompressedProduct(std::int64_t rows, std::int64_t cols, std::int64_t inner, const SketchParams& params, HashTables tables,
+                    CompressTimings timings, std::shared_ptr<const DeviceSketches> device);
+  void measure_on_device();  // statistics_, frobenius_ and finite_ from device_
   void measure();    // frobenius_ and finite_ from the sketches
+  // The host values, copied from the device first where the product was kept there.
+  const std::vector<double>& host_values() const;
   // The d single estimates of row i against every column, written to out[t * cols + j].
   void row_estimates(std::int64_t i, std::vector<double>& out) const;
+  // The d single estimates of entry (i, j), in range, written to out[t].
+  void single_estimates(std::int64_t i, std::int64_t j, std::span<double> out) const;
   // The oracle: every one of the m * p estimates is evaluated (streaming over rows in parallel).
   std::vector<Entry> top_k_exhaustive(std::size_t k) const;
   std::vector<Entry> above_exhaustive(double threshold, std::size_t max_entries) const;
@@ -115,11 +202,12 @@ class CompressedProduct {
   std::int64_t rows_, cols_, inner_;
   SketchParams params_;
   HashTables tables_;
-  std::vector<double> sketches_;
+  detail::HostValues sketches_;
   CompressTimings timings_;
   double frobenius_ = 0;
   bool finite_ = true;  // every sketch value finite (heavy-bucket recovery needs it)
-  std::shared_ptr<const DeviceSketches> device_;  // the same sketches on a device, if a backend keeps them
+  std::shared_ptr<const DeviceSketches> device_;
+  std::shared_ptr<const SketchStatistics> statistics_;  // kept_on_device: measured there, until subtract()  // the same sketches on a device, if a backend keeps them
 };
 
 // Median of a small array (reorders it); the mean of the two middle values for even sizes.

@@ -25,12 +25,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "sketch/compressed_product.hpp"
 #include "sketch/params.hpp"
 #include "sketch/path_tuning.hpp"
+#include "sketch/sketch_statistics.hpp"
 #include "sketch/verify.hpp"
 
 // The CUDA runtime's stream handle (as in fwht/plan.hpp), so that this header needs no CUDA headers.
@@ -90,6 +92,20 @@ class DeviceProduct {
 
   // The same object on the host (copies d * b sketch values and the tables).
   CompressedProduct to_host() const;
+  // The parts of it: the d * b values into `out` (host memory of that size); the values at
+  // positions t * b + bucket (out[i] for positions[i]); the hash tables.
+  void copy_to_host(std::span<double> out) const;
+  void values_at(std::span<const std::int64_t> positions, std::span<double> out) const;
+  HashTables host_tables() const;
+  // What the noise model and the overflow check read (sketch_statistics.hpp), measured on the device:
+  // largest, counts and finiteness equal to measure_sketch_values on the host copy; the sums of
+  // squares equal where exact (integer values), within rounding otherwise (another order; the
+  // per-bin sums are exact before one rounding). Deterministic.
+  SketchStatistics statistics() const;
+  // A copy with known entries of C subtracted from its sketches, bit for bit as
+  // CompressedProduct::subtract subtracts them from a host copy; throws pagh::Error for an entry out
+  // of range.
+  DeviceProduct minus(std::span<const Entry> known) const;
 
   // Queries computed on the device with the CompressedProduct semantics (median of the d single
   // estimates; ties by row, then column); only the answer is copied back. The kernels hold up to
@@ -113,8 +129,14 @@ class DeviceProduct {
 };
 
 // `host` (the same sketches' host copy, as to_host() gives it) holding `device` for top_k, above and
-// decompress, which then run on the GPU: what pagh::sketch returns with Backend::cuda.
+// decompress, which then run on the GPU.
 CompressedProduct with_device_queries(CompressedProduct host, DeviceProduct device);
+// `device` as a CompressedProduct that keeps the sketches there (CompressedProduct::kept_on_device):
+// queries, statistics (the noise model, the overflow check) and single entries' values are read on
+// the device; the d * b values are copied to the host only when something reads them all. What
+// pagh::sketch returns with Backend::cuda. tables: the host's hash tables where the caller has them
+// (the same seed and shape), downloaded otherwise.
+CompressedProduct kept_on_device(DeviceProduct device, const HashTables* tables = nullptr);
 
 DeviceProduct compress(const Eigen::MatrixXf& A, const Eigen::MatrixXf& B, const SketchParams& params = {},
                        const DeviceOptions& options = {});

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "sketch/entry.hpp"
+#include "sketch/sketch_statistics.hpp"
 
 namespace pagh {
 
@@ -57,6 +58,8 @@ class NoiseModel {
   // From raw sketches: d = repetitions vectors of b values at [t * b, (t + 1) * b); candidates = m * p;
   // unit_roundoff: that of the precision the sketch was computed in (the floor of every error).
   NoiseModel(std::span<const double> sketches, int repetitions, double candidates, double unit_roundoff = 0x1p-53);
+  // From the statistics of such sketches (measure_sketch_values, or a device's measure of them).
+  NoiseModel(const SketchStatistics& statistics, int repetitions, double candidates, double unit_roundoff = 0x1p-53);
 
   // P(|error of a reported estimate| >= q), measured (no Gaussian extension): what intervals use.
   double tail(double q) const;

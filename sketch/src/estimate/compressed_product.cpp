@@ -8,7 +8,9 @@
 #include <cmath>
 #include <string>
 
+#include "compress/huge_pages.hpp"
 #include "estimate/entry_ranking.hpp"
+#include "estimate/float_medians.hpp"
 #include "pagh/error.hpp"
 
 namespace pagh {
@@ -18,6 +20,9 @@ using detail::summarize;
 using index = std::int64_t;
 // Below this many entries a query runs on one thread (a parallel region costs more than it saves).
 constexpr double kParallelEntries = 1 << 16;
+// A product kept on the device reads single entries there (a copy of d values each) up to this many,
+// then makes its host copy, which costs less than more of them (verify reads one per nonzero of C).
+constexpr std::int64_t kDeviceEntryReads = 4096;
 
 // Gathers column j's d single estimates from row_estimates() output into `single`.
 void gather(const std::vector<double>& row, std::int64_t cols, std::int64_t j, std::vector<double>& single) {
@@ -39,15 +44,65 @@ CompressedProduct::CompressedProduct(std::int64_t rows, std::int64_t cols, std::
                                      HashTables tables, std::vector<double> sketches, CompressTimings timings)
     : rows_(rows), cols_(cols), inner_(inner), params_(params), tables_(std::move(tables)), sketches_(std::move(sketches)),
       timings_(timings) {
-  if (sketches_.size() != static_cast<std::size_t>(tables_.buckets * tables_.repetitions))
+  if (host_values().size() != static_cast<std::size_t>(tables_.buckets * tables_.repetitions))
     throw Error("pagh::CompressedProduct", "sketch storage does not match d * b");
   measure();
+}
+
+CompressedProduct::CompressedProduct(std::int64_t rows, std::int64_t cols, std::int64_t inner, const SketchParams& params,
+                                     HashTables tables, CompressTimings timings, std::shared_ptr<const DeviceSketches> device)
+    : rows_(rows), cols_(cols), inner_(inner), params_(params), tables_(std::move(tables)), timings_(timings), device_(std::move(device)) {
+  if (!device_) throw Error("pagh::CompressedProduct::kept_on_device", "no device sketches");
+  measure_on_device();
+}
+
+void CompressedProduct::measure_on_device() {
+  statistics_ = std::make_shared<const SketchStatistics>(device_->statistics());
+  if (statistics_->values != static_cast<double>(tables_.buckets) * tables_.repetitions)
+    throw Error("pagh::CompressedProduct::kept_on_device", "device sketches do not match d * b");
+  finite_ = statistics_->finite;
+  if (finite_ && !std::isfinite(statistics_->energy)) {
+    statistics_.reset();  // squares beyond the range of double: measured on the host (long double there)
+    measure();
+    return;
+  }
+  // As measure() computes it from the same sum.
+  frobenius_ = static_cast<double>(std::sqrt(static_cast<long double>(statistics_->energy) / tables_.repetitions));
+}
+
+CompressedProduct CompressedProduct::kept_on_device(std::int64_t rows, std::int64_t cols, std::int64_t inner, const SketchParams& params,
+                                                    HashTables tables, std::shared_ptr<const DeviceSketches> device,
+                                                    CompressTimings timings) {
+  return CompressedProduct(rows, cols, inner, params, std::move(tables), timings, std::move(device));
+}
+
+const std::vector<double>& CompressedProduct::host_values() const {
+  return sketches_.get([&](std::vector<double>& values) {
+    if (!device_) throw Error("pagh::CompressedProduct", "no sketch values");
+    cpu_sketch::assign_zeroed(values, static_cast<std::size_t>(tables_.buckets) * static_cast<std::size_t>(tables_.repetitions));
+    device_->copy_to_host(values);
+  });
+}
+
+SketchStatistics CompressedProduct::statistics() const {
+  if (!sketches_.ready() && statistics_) return *statistics_;
+  return measure_sketch_values(host_values());
+}
+
+void DeviceSketches::copy_to_host(std::span<double>) const {
+  throw Error("pagh::DeviceSketches::copy_to_host", "this device copy offers no host copy");
+}
+void DeviceSketches::values_at(std::span<const std::int64_t>, std::span<double>) const {
+  throw Error("pagh::DeviceSketches::values_at", "this device copy offers no single values");
+}
+SketchStatistics DeviceSketches::statistics() const {
+  throw Error("pagh::DeviceSketches::statistics", "this device copy offers no statistics");
 }
 
 void CompressedProduct::measure() {
   // In long double up to the square root: sketch values beyond 1e154 still have a finite norm.
   long double sum = 0;
-  for (double c : sketches_) sum += static_cast<long double>(c) * c;
+  for (double c : host_values()) sum += static_cast<long double>(c) * c;
   finite_ = std::isfinite(sum);  // an inf or NaN value makes the sum inf or NaN
   frobenius_ = static_cast<double>(std::sqrt(sum / tables_.repetitions));
 }
@@ -61,10 +116,19 @@ void CompressedProduct::subtract(std::span<const Entry> known) {
   for (const Entry& e : known)
     if (e.row < 0 || e.row >= rows_ || e.col < 0 || e.col >= cols_)
       throw Error("pagh::CompressedProduct::subtract", "entry (" + std::to_string(e.row) + ", " + std::to_string(e.col) + ") out of range");
-  device_.reset();  // the device's copy does not hold the subtraction
+  if (!sketches_.ready() && device_) {
+    if (std::shared_ptr<const DeviceSketches> less = device_->minus(known)) {  // kept on the device: subtracted there
+      device_ = std::move(less);
+      measure_on_device();
+      return;
+    }
+  }
+  host_values();    // the subtraction is made on the host values
+  device_.reset();  // the device's copy does not hold it
+  statistics_.reset();
   const HashTables& h = tables_;
   for (int t = 0; t < h.repetitions; ++t) {
-    double* c = sketches_.data() + static_cast<std::size_t>(t) * static_cast<std::size_t>(h.buckets);
+    double* c = sketches_.made().data() + static_cast<std::size_t>(t) * static_cast<std::size_t>(h.buckets);
     for (const Entry& e : known)
       c[h.h1(t, e.row) ^ h.h2(t, e.col)] -= double(h.s1(t, e.row) * h.s2(t, e.col)) * e.value;
   }
@@ -73,7 +137,7 @@ void CompressedProduct::subtract(std::span<const Entry> known) {
 
 std::span<const double> CompressedProduct::sketch(int t) const {
   if (t < 0 || t >= repetitions()) throw Error("pagh::CompressedProduct::sketch", "repetition " + std::to_string(t) + " out of range");
-  return std::span<const double>(sketches_).subspan(static_cast<std::size_t>(t * buckets()), static_cast<std::size_t>(buckets()));
+  return std::span<const double>(host_values()).subspan(static_cast<std::size_t>(t * buckets()), static_cast<std::size_t>(buckets()));
 }
 
 double CompressedProduct::sigma() const { return frobenius_ / std::sqrt(static_cast<double>(buckets())); }
@@ -83,13 +147,33 @@ Entry CompressedProduct::entry(std::int64_t i, std::int64_t j) const {
     throw Error("pagh::CompressedProduct::estimate", "entry (" + std::to_string(i) + ", " + std::to_string(j) +
                                                          ") is outside the " + std::to_string(rows_) + " x " +
                                                          std::to_string(cols_) + " product");
+  std::vector<double> single = estimates_of(i, j);
+  return summarize(i, j, single);
+}
+
+std::vector<double> CompressedProduct::estimates_of(std::int64_t i, std::int64_t j) const {
+  if (i < 0 || i >= rows_ || j < 0 || j >= cols_)
+    throw Error("pagh::CompressedProduct::estimate", "entry (" + std::to_string(i) + ", " + std::to_string(j) +
+                                                         ") is outside the " + std::to_string(rows_) + " x " +
+                                                         std::to_string(cols_) + " product");
   const int d = repetitions();
   std::vector<double> single(static_cast<std::size_t>(d));
-  for (int t = 0; t < d; ++t) {
-    const double c = sketches_[static_cast<std::size_t>(t * buckets() + (tables_.h1(t, i) ^ tables_.h2(t, j)))];
-    single[static_cast<std::size_t>(t)] = tables_.s1(t, i) * tables_.s2(t, j) * c;
+  if (sketches_.ready() || !device_ || sketches_.note_read() > kDeviceEntryReads) {
+    single_estimates(i, j, single);
+    return single;
   }
-  return summarize(i, j, single);
+  std::vector<std::int64_t> at(static_cast<std::size_t>(d));
+  for (int t = 0; t < d; ++t) at[static_cast<std::size_t>(t)] = t * buckets() + (tables_.h1(t, i) ^ tables_.h2(t, j));
+  device_->values_at(at, single);
+  for (int t = 0; t < d; ++t) single[static_cast<std::size_t>(t)] = tables_.s1(t, i) * tables_.s2(t, j) * single[static_cast<std::size_t>(t)];
+  return single;
+}
+
+void CompressedProduct::single_estimates(std::int64_t i, std::int64_t j, std::span<double> out) const {
+  for (int t = 0; t < repetitions(); ++t) {
+    const double c = host_values()[static_cast<std::size_t>(t * buckets() + (tables_.h1(t, i) ^ tables_.h2(t, j)))];
+    out[static_cast<std::size_t>(t)] = tables_.s1(t, i) * tables_.s2(t, j) * c;
+  }
 }
 
 double CompressedProduct::estimate(std::int64_t i, std::int64_t j) const { return entry(i, j).value; }
@@ -97,8 +181,9 @@ double CompressedProduct::estimate(std::int64_t i, std::int64_t j) const { retur
 void CompressedProduct::row_estimates(std::int64_t i, std::vector<double>& out) const {
   const int d = repetitions();
   out.resize(static_cast<std::size_t>(d * cols_));
+  const double* values = host_values().data();
   for (int t = 0; t < d; ++t) {
-    const double* c = sketches_.data() + t * buckets();
+    const double* c = values + t * buckets();
     const std::uint32_t hi = tables_.h1(t, i);
     const double si = tables_.s1(t, i);
     double* o = out.data() + t * cols_;
@@ -136,19 +221,32 @@ std::vector<Entry> CompressedProduct::top_k_exhaustive(std::size_t k) const {
   std::vector<Entry> all;
   if (k == 0 || rows_ == 0 || cols_ == 0) return all;
   const int d = repetitions();
+  const detail::FloatMedians rounded(tables_, host_values(), finite_);
 #pragma omp parallel if (static_cast<double>(rows_) * static_cast<double>(cols_) > kParallelEntries)
   {
     detail::BestK best(k);  // the best k seen by this thread
     std::vector<double> row, single(static_cast<std::size_t>(d));
+    std::vector<index> reaching;
+    // Most entries are weaker than the weakest kept: their median decides it, without the rest of
+    // summarize() or the heap; where the rounded medians are at hand, theirs does.
+    const auto offer = [&](index i, index j) {
+      if (best.full() && std::fabs(median_of(single)) < best.weakest()) return;
+      best.offer(summarize(i, j, single));
+    };
 #pragma omp for schedule(dynamic, 16)
     for (index i = 0; i < rows_; ++i) {
+      if (rounded.usable()) {  // the weakest kept only rises along the row: its value at the start is a safe bound
+        rounded.reaching(i, best.full() ? detail::FloatMedians::bound(best.weakest()) : 0.0f, reaching);
+        for (index j : reaching) {
+          single_estimates(i, j, single);
+          offer(i, j);
+        }
+        continue;
+      }
       row_estimates(i, row);
       for (index j = 0; j < cols_; ++j) {
         gather(row, cols_, j, single);
-        // Most entries are weaker than the weakest kept: their median decides it, without the
-        // rest of summarize() or the heap.
-        if (best.full() && std::fabs(median_of(single)) < best.weakest()) continue;
-        best.offer(summarize(i, j, single));
+        offer(i, j);
       }
     }
 #pragma omp critical(pagh_top_k_merge)
@@ -160,6 +258,8 @@ std::vector<Entry> CompressedProduct::top_k_exhaustive(std::size_t k) const {
 std::vector<Entry> CompressedProduct::above_exhaustive(double threshold, std::size_t max_entries) const {
   const int d = repetitions();
   const int threads = static_cast<double>(rows_) * static_cast<double>(cols_) > kParallelEntries ? omp_get_max_threads() : 1;
+  const detail::FloatMedians rounded(tables_, host_values(), finite_);
+  const float bound = detail::FloatMedians::bound(threshold);
   std::vector<std::vector<Entry>> found(static_cast<std::size_t>(threads));
   std::atomic<std::size_t> total{0};
   std::atomic<bool> too_many{false};
@@ -167,17 +267,26 @@ std::vector<Entry> CompressedProduct::above_exhaustive(double threshold, std::si
   {
     auto& mine = found[static_cast<std::size_t>(omp_get_thread_num())];
     std::vector<double> row, single(static_cast<std::size_t>(d));
+    std::vector<index> reaching;
+    const auto take = [&](index i, index j) {
+      const Entry e = summarize(i, j, single);
+      if (std::fabs(e.value) >= threshold) {
+        mine.push_back(e);
+        if (++total > max_entries) too_many = true;
+      }
+    };
 #pragma omp for schedule(static)
     for (index i = 0; i < rows_; ++i) {
       if (too_many.load(std::memory_order_relaxed)) continue;
+      if (rounded.usable()) {  // entries whose rounded |median| is below the rounded threshold are below it
+        rounded.reaching(i, bound, reaching);
+        for (index j : reaching) single_estimates(i, j, single), take(i, j);
+        continue;
+      }
       row_estimates(i, row);
       for (index j = 0; j < cols_; ++j) {
         gather(row, cols_, j, single);
-        const Entry e = summarize(i, j, single);
-        if (std::fabs(e.value) >= threshold) {
-          mine.push_back(e);
-          if (++total > max_entries) too_many = true;
-        }
+        take(i, j);
       }
     }
   }

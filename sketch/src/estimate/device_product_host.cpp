@@ -9,6 +9,8 @@
 
 #include "compress/huge_pages.hpp"
 #include "compress/paths/kernels.hpp"
+#include "estimate/device_statistics.hpp"
+#include "estimate/device_subtract.hpp"
 #include "estimate/product_view_of.hpp"
 #include "sketch/cuda.hpp"
 
@@ -126,8 +128,8 @@ DeviceProduct DeviceProduct::from_device_values(std::int64_t rows, std::int64_t 
   return DeviceProduct(std::move(s));
 }
 
-CompressedProduct DeviceProduct::to_host() const {
-  constexpr const char* kWhere = "pagh::cuda::DeviceProduct::to_host";
+HashTables DeviceProduct::host_tables() const {
+  constexpr const char* kWhere = "pagh::cuda::DeviceProduct::host_tables";
   const State& s = *state_;
   DeviceScope scope(s.device);
   const std::size_t d = static_cast<std::size_t>(s.tables.repetitions);
@@ -137,8 +139,76 @@ CompressedProduct DeviceProduct::to_host() const {
   tables.sign_a = download_array(s.tables.sign_a, d * static_cast<std::size_t>(s.rows), kWhere);
   tables.bucket_b = download_array(s.tables.bucket_b, d * static_cast<std::size_t>(s.cols), kWhere);
   tables.sign_b = download_array(s.tables.sign_b, d * static_cast<std::size_t>(s.cols), kWhere);
+  return tables;
+}
+
+CompressedProduct DeviceProduct::to_host() const {
+  constexpr const char* kWhere = "pagh::cuda::DeviceProduct::to_host";
+  const State& s = *state_;
+  DeviceScope scope(s.device);
+  const std::size_t d = static_cast<std::size_t>(s.tables.repetitions);
   std::vector<double> sketches = download_array(s.sketches, d * static_cast<std::size_t>(s.tables.buckets), kWhere);
-  return CompressedProduct(s.rows, s.cols, s.inner, s.params, std::move(tables), std::move(sketches), s.timings);
+  return CompressedProduct(s.rows, s.cols, s.inner, s.params, host_tables(), std::move(sketches), s.timings);
+}
+
+void DeviceProduct::copy_to_host(std::span<double> out) const {
+  constexpr const char* kWhere = "pagh::cuda::DeviceProduct::copy_to_host";
+  const State& s = *state_;
+  const std::size_t count = static_cast<std::size_t>(s.tables.repetitions) * static_cast<std::size_t>(s.tables.buckets);
+  if (out.size() != count) throw Error(kWhere, "the host buffer does not hold d * b values");
+  DeviceScope scope(s.device);
+  if (count) PAGH_CUDA_CHECK(cudaMemcpy(out.data(), s.sketches.data(), count * sizeof(double), cudaMemcpyDeviceToHost), kWhere);
+}
+
+void DeviceProduct::values_at(std::span<const std::int64_t> positions, std::span<double> out) const {
+  constexpr const char* kWhere = "pagh::cuda::DeviceProduct::values_at";
+  const State& s = *state_;
+  const std::int64_t count = static_cast<std::int64_t>(s.tables.repetitions) * s.tables.buckets;
+  if (out.size() != positions.size()) throw Error(kWhere, "as many outputs as positions are needed");
+  for (std::int64_t at : positions)
+    if (at < 0 || at >= count) throw Error(kWhere, "position " + std::to_string(at) + " is outside the d * b values");
+  DeviceScope scope(s.device);
+  device_values_at(s.sketches.data(), positions, out, nullptr);
+}
+
+namespace {
+template <class T>
+DeviceArray<T> device_copy(const DeviceArray<T>& from, const char* what, const char* where) {
+  DeviceArray<T> to(from.size(), what);
+  if (from.size()) PAGH_CUDA_CHECK(cudaMemcpy(to.data(), from.data(), from.bytes(), cudaMemcpyDeviceToDevice), where);
+  return to;
+}
+}  // namespace
+
+DeviceProduct DeviceProduct::minus(std::span<const Entry> known) const {
+  constexpr const char* kWhere = "pagh::cuda::DeviceProduct::minus";
+  const State& from = *state_;
+  for (const Entry& e : known)
+    if (e.row < 0 || e.row >= from.rows || e.col < 0 || e.col >= from.cols)
+      throw Error(kWhere, "entry (" + std::to_string(e.row) + ", " + std::to_string(e.col) + ") out of range");
+  DeviceScope scope(from.device);
+  auto s = std::make_unique<State>();
+  s->device = from.device;
+  s->rows = from.rows, s->cols = from.cols, s->inner = from.inner;
+  s->params = from.params, s->timings = from.timings;
+  s->tables.m = from.tables.m, s->tables.p = from.tables.p, s->tables.buckets = from.tables.buckets;
+  s->tables.repetitions = from.tables.repetitions;
+  s->tables.bucket_a = device_copy(from.tables.bucket_a, "hash table h1", kWhere);
+  s->tables.bucket_b = device_copy(from.tables.bucket_b, "hash table h2", kWhere);
+  s->tables.sign_a = device_copy(from.tables.sign_a, "sign table s1", kWhere);
+  s->tables.sign_b = device_copy(from.tables.sign_b, "sign table s2", kWhere);
+  s->sketches = device_copy(from.sketches, "sketches", kWhere);
+  device_subtract(s->sketches.data(), s->tables, known, nullptr);
+  DeviceArray<double> frobenius(1, "Frobenius estimate");
+  launch_frobenius(s->sketches.data(), static_cast<std::int64_t>(s->sketches.size()), s->tables.repetitions, frobenius.data(), nullptr);
+  PAGH_CUDA_CHECK(cudaMemcpy(&s->frobenius, frobenius.data(), sizeof(double), cudaMemcpyDeviceToHost), kWhere);
+  return DeviceProduct(std::move(s));
+}
+
+SketchStatistics DeviceProduct::statistics() const {
+  const State& s = *state_;
+  DeviceScope scope(s.device);
+  return device_sketch_statistics(s.sketches.data(), static_cast<std::int64_t>(s.tables.repetitions) * s.tables.buckets, nullptr);
 }
 
 // The query kernels keep the d single estimates of an entry in registers, so they take at most

@@ -67,7 +67,7 @@ __attribute__((target("avx2"))) void reaching_avx2(const Rep* reps, int d, std::
 
 FloatMedians::FloatMedians(const HashTables& tables, std::span<const double> sketches, bool finite)
     : tables_(tables), d_(tables.repetitions), cols_(tables.p) {
-  usable_ = finite && (d_ == 1 || d_ == 3) && tables.buckets <= (std::int64_t{1} << 31);
+  usable_ = finite && applies(d_, tables.buckets);
   if (!usable_) return;
   sketches_.resize(sketches.size());
   std::transform(sketches.begin(), sketches.end(), sketches_.begin(), [](double c) { return static_cast<float>(c); });

@@ -25,6 +25,13 @@ class FloatMedians {
   // s1_t(i) s2_t(j) c_t[h1_t(i) ^ h2_t(j)]) is at least `bound`; replaces out's contents.
   void reaching(std::int64_t i, float bound, std::vector<std::int64_t>& out) const;
 
+  // Whether a product of d repetitions and b buckets is scanned through rounded medians (when its
+  // sketch values are finite), and what a probe of that scan costs against one of heavy-bucket
+  // enumeration (recovery_plan.hpp's Shape::scan_cost): it reads 4-byte values from a copy that
+  // stays in cache, 8 or 16 at a time, where enumeration reads a random record and a double.
+  static bool applies(int d, std::int64_t b) { return (d == 1 || d == 3) && b <= (std::int64_t{1} << 31); }
+  static constexpr double kScanCost = 0.25;
+
   // The bound an entry's rounded |median| is compared with: below it, the exact |median| is below v.
   static float bound(double v) { return static_cast<float>(v); }
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "estimate/entry_ranking.hpp"
+#include "estimate/float_medians.hpp"
 #include "pagh/error.hpp"
 #include "estimate/recovery_driver.hpp"
 #include "sketch/compressed_product.hpp"
@@ -180,6 +181,12 @@ struct BestSink {  // top_k(): the best k, and how many qualified
   }
 };
 
+// The planner's view of a product: its scans prefilter through rounded medians where they can.
+recovery::Shape shape_of(const CompressedProduct& c) {
+  const double cost = detail::FloatMedians::applies(c.repetitions(), c.buckets()) ? detail::FloatMedians::kScanCost : 1.0;
+  return {c.rows(), c.cols(), c.buckets(), c.repetitions(), cost};
+}
+
 }  // namespace
 
 // The recovery driver's operations on the host object (recovery_driver.hpp).
@@ -196,14 +203,14 @@ class CompressedProduct::Recoverer {
   }
   double pooled(std::int64_t rank) {
     if (pool_.empty()) {
-      pool_.resize(c_.sketches_.size());
-      std::transform(c_.sketches_.begin(), c_.sketches_.end(), pool_.begin(), [](double v) { return std::fabs(v); });
+      pool_.resize(c_.host_values().size());
+      std::transform(c_.host_values().begin(), c_.host_values().end(), pool_.begin(), [](double v) { return std::fabs(v); });
     }
     return pooled_magnitude(pool_, ranked_, static_cast<std::size_t>(rank));
   }
   double smallest_positive() const {
     double smallest = INFINITY;
-    for (double v : c_.sketches_)
+    for (double v : c_.host_values())
       if (v != 0 && std::fabs(v) < smallest) smallest = std::fabs(v);
     return smallest;
   }
@@ -220,7 +227,7 @@ class CompressedProduct::Recoverer {
     const auto threads = static_cast<std::size_t>(std::min(c_.rows(), c_.cols()) >= 1024 ? omp_get_max_threads() : 1);
     if (keep_best > 0) {
       std::vector<BestSink> sinks(threads, BestSink{detail::BestK(keep_best), 0});
-      out.candidates = enumerate_heavy(c_.tables_, c_.sketches_, tau, plan, sinks);
+      out.candidates = enumerate_heavy(c_.tables_, c_.host_values(), tau, plan, sinks);
       for (auto& sink : sinks) {
         out.qualified += sink.qualified;
         out.entries.insert(out.entries.end(), sink.best.kept().begin(), sink.best.kept().end());
@@ -230,7 +237,7 @@ class CompressedProduct::Recoverer {
     std::atomic<std::size_t> total{0};
     std::atomic<bool> too_many{false};
     std::vector<CollectSink> sinks(threads, CollectSink{{}, &total, max_entries, &too_many});
-    out.candidates = enumerate_heavy(c_.tables_, c_.sketches_, tau, plan, sinks);
+    out.candidates = enumerate_heavy(c_.tables_, c_.host_values(), tau, plan, sinks);
     if (too_many)
       throw too_many_entries("pagh::CompressedProduct::above", max_entries, tau);
     for (auto& sink : sinks) out.entries.insert(out.entries.end(), sink.found.begin(), sink.found.end());
@@ -248,7 +255,7 @@ std::vector<Entry> CompressedProduct::above(double threshold, std::size_t max_en
   if (device_) return device_->above(threshold, max_entries, how, stats);
   RecoveryStats local;
   Recoverer ops(*this);
-  return recovery::recover_above(ops, {rows_, cols_, buckets(), repetitions()}, threshold, max_entries, how, stats ? *stats : local,
+  return recovery::recover_above(ops, shape_of(*this), threshold, max_entries, how, stats ? *stats : local,
                                  "pagh::CompressedProduct::above");
 }
 
@@ -256,7 +263,7 @@ std::vector<Entry> CompressedProduct::top_k(std::size_t k, Recovery how, Recover
   if (device_) return device_->top_k(k, how, stats);
   RecoveryStats local;
   Recoverer ops(*this);
-  return recovery::recover_top_k(ops, {rows_, cols_, buckets(), repetitions()}, k, how, stats ? *stats : local);
+  return recovery::recover_top_k(ops, shape_of(*this), k, how, stats ? *stats : local);
 }
 
 }  // namespace pagh

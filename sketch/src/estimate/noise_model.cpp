@@ -12,11 +12,7 @@
 namespace pagh {
 namespace {
 
-// A double's sign-less bits shifted so that the key is (exponent, top kMantissaBits of the
-// mantissa): monotone in the value, kBinsPerOctave bins per octave, each at most 1/16 of its octave wide.
-constexpr int kMantissaBits = 4;
-constexpr std::int64_t kBinsPerOctave = std::int64_t{1} << kMantissaBits;
-constexpr std::int64_t kBins = 64 * kBinsPerOctave;  // 64 octaves below the largest bucket
+constexpr std::int64_t kBins = SketchStatistics::kBins;
 
 // The unit roundoff of the storage precision (the transforms' arithmetic is at least as wide).
 double unit_roundoff(fwht::DType precision) {
@@ -28,41 +24,31 @@ double unit_roundoff(fwht::DType precision) {
   }
 }
 
-std::int64_t key_of(double v) { return static_cast<std::int64_t>(std::bit_cast<std::uint64_t>(std::fabs(v)) >> (52 - kMantissaBits)); }
-double value_of(std::int64_t key) { return std::bit_cast<double>(static_cast<std::uint64_t>(key) << (52 - kMantissaBits)); }
+std::int64_t key_of(double v) { return magnitude_key(v); }
+double value_of(std::int64_t key) { return magnitude_of_key(key); }
 
 }  // namespace
 
-NoiseModel::NoiseModel(const CompressedProduct& product)
-    : NoiseModel([&] {
-        return std::span<const double>(product.sketch(0).data(),
-                                       static_cast<std::size_t>(product.buckets()) * static_cast<std::size_t>(product.repetitions()));
-      }(), product.repetitions(), static_cast<double>(product.rows()) * static_cast<double>(product.cols()),
-                 unit_roundoff(product.params().precision)) {}
-
-NoiseModel::NoiseModel(std::span<const double> sketches, int repetitions, double candidates, double unit_roundoff)
-    : repetitions_(std::max(repetitions, 1)),
-      buckets_(static_cast<std::int64_t>(sketches.size()) / std::max(repetitions, 1)),
-      candidates_(candidates),
-      pooled_(static_cast<double>(sketches.size())),
-      counts_(kBins, 0.0),
-      energy_(kBins, 0.0) {
+SketchStatistics measure_sketch_values(std::span<const double> sketches) {
+  SketchStatistics s;
   const std::int64_t n = static_cast<std::int64_t>(sketches.size());
+  s.values = static_cast<double>(n);
   double largest = 0, energy = 0;
-#pragma omp parallel for reduction(max : largest) reduction(+ : energy) schedule(static)
+  bool finite = true;
+#pragma omp parallel for reduction(max : largest) reduction(+ : energy) reduction(&& : finite) schedule(static)
   for (std::int64_t i = 0; i < n; ++i) {
     const double v = std::fabs(sketches[i]);
     largest = std::max(largest, v);
     energy += v * v;
+    finite = finite && std::isfinite(v);
   }
-  largest_ = largest;
-  rounding_ = 16 * unit_roundoff * largest;
-  sigma_ = n > 0 ? std::sqrt(energy / static_cast<double>(n)) : 0.0;
-  if (!(largest_ > 0) || !std::isfinite(largest_)) {
-    below_ = pooled_;
-    return;
+  s.largest = largest, s.energy = energy, s.finite = finite;
+  if (!(largest > 0) || !std::isfinite(largest)) {
+    s.below = s.values;
+    return s;
   }
-  const std::int64_t top = key_of(largest_);
+  s.counts.assign(kBins, 0.0), s.bin_energy.assign(kBins, 0.0);
+  const std::int64_t top = key_of(largest);
   // Per thread: counts in [0, kBins], squares in [kBins + 1, 2 kBins + 1]; slot kBins (and
   // 2 kBins + 1) for the values below the bins.
   std::vector<std::vector<double>> partial(static_cast<std::size_t>(omp_get_max_threads()));
@@ -80,11 +66,38 @@ NoiseModel::NoiseModel(std::span<const double> sketches, int repetitions, double
   for (const auto& mine : partial) {
     if (mine.empty()) continue;
     for (std::int64_t b = 0; b < kBins; ++b) {
-      counts_[static_cast<std::size_t>(b)] += mine[static_cast<std::size_t>(b)];
-      energy_[static_cast<std::size_t>(b)] += mine[static_cast<std::size_t>(kBins + 1 + b)];
+      s.counts[static_cast<std::size_t>(b)] += mine[static_cast<std::size_t>(b)];
+      s.bin_energy[static_cast<std::size_t>(b)] += mine[static_cast<std::size_t>(kBins + 1 + b)];
     }
-    below_ += mine[kBins], below_energy_ += mine[2 * kBins + 1];
+    s.below += mine[kBins], s.below_energy += mine[2 * kBins + 1];
   }
+  return s;
+}
+
+NoiseModel::NoiseModel(const CompressedProduct& product)
+    : NoiseModel(product.statistics(), product.repetitions(), static_cast<double>(product.rows()) * static_cast<double>(product.cols()),
+                 unit_roundoff(product.params().precision)) {}
+
+NoiseModel::NoiseModel(std::span<const double> sketches, int repetitions, double candidates, double unit_roundoff)
+    : NoiseModel(measure_sketch_values(sketches), repetitions, candidates, unit_roundoff) {}
+
+NoiseModel::NoiseModel(const SketchStatistics& s, int repetitions, double candidates, double unit_roundoff)
+    : repetitions_(std::max(repetitions, 1)),
+      buckets_(static_cast<std::int64_t>(s.values) / std::max(repetitions, 1)),
+      candidates_(candidates),
+      pooled_(s.values),
+      counts_(kBins, 0.0),
+      energy_(kBins, 0.0) {
+  largest_ = s.largest;
+  rounding_ = 16 * unit_roundoff * s.largest;
+  sigma_ = s.values > 0 ? std::sqrt(s.energy / s.values) : 0.0;
+  if (!(largest_ > 0) || !std::isfinite(largest_) || s.counts.size() != static_cast<std::size_t>(kBins) ||
+      s.bin_energy.size() != static_cast<std::size_t>(kBins)) {
+    below_ = pooled_;
+    return;
+  }
+  counts_ = s.counts, energy_ = s.bin_energy;
+  below_ = s.below, below_energy_ = s.below_energy;
   above_.assign(kBins + 1, 0.0);
   for (std::int64_t b = 0; b < kBins; ++b) above_[static_cast<std::size_t>(b + 1)] = above_[static_cast<std::size_t>(b)] + counts_[static_cast<std::size_t>(b)];
   half_width_95_ = half_width(0.95);
@@ -224,15 +237,9 @@ EntryAssessment NoiseModel::assess(const CompressedProduct& product, const Entry
                                    double false_positive_rate, double cutoff) const {
   EntryAssessment a;
   a.half_width = half_width(coverage);
-  const HashTables& h = product.tables();
   const double direction = entry.value >= 0 ? 1.0 : -1.0;
   a.agreement = INFINITY;
-  for (int t = 0; t < product.repetitions(); ++t) {
-    const std::size_t r = static_cast<std::size_t>(t) * static_cast<std::size_t>(h.m) + static_cast<std::size_t>(entry.row);
-    const std::size_t c = static_cast<std::size_t>(t) * static_cast<std::size_t>(h.p) + static_cast<std::size_t>(entry.col);
-    const double single = double(h.sign_a[r]) * double(h.sign_b[c]) * product.sketch(t)[static_cast<std::size_t>(h.bucket_a[r] ^ h.bucket_b[c])];
-    a.agreement = std::min(a.agreement, direction * single);
-  }
+  for (double single : product.estimates_of(entry.row, entry.col)) a.agreement = std::min(a.agreement, direction * single);
   a.expected_noise = candidates_ * agreement_tail(a.agreement);
   a.significant = a.agreement > 0 && a.expected_noise <= false_positive_rate;
   a.interval = cutoff > 0 ? selected_interval(entry.value, cutoff, coverage, a.agreement > 0 && a.agreement >= agreement_95_)

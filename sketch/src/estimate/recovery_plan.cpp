@@ -10,6 +10,7 @@ RoundPlan plan_round(const Shape& shape, std::span<const std::int64_t> heavy_cou
   RoundPlan plan;
   const int d = shape.repetitions;
   plan.scan_probes = shape.entries() * d;
+  plan.scan_cost = shape.scan_cost;
   std::vector<int> order(static_cast<std::size_t>(d));
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return heavy_counts[x] < heavy_counts[y]; });
@@ -25,7 +26,7 @@ RoundPlan plan_round(const Shape& shape, std::span<const std::int64_t> heavy_cou
     // and the medians of the pairs found (d reads each, plus the earlier repetitions' checks).
     plan.probes += 4 * longer + shorter * heavy + heavy * pairs_per_bucket * (d + 1);
   }
-  plan.scan = how == Recovery::exhaustive || (how == Recovery::automatic && plan.scan_probes <= plan.probes);
+  plan.scan = how == Recovery::exhaustive || (how == Recovery::automatic && plan.scan_probes * shape.scan_cost <= plan.probes);
   return plan;
 }
 
@@ -35,8 +36,11 @@ std::int64_t first_pooled_rank(std::size_t k) {
 }
 
 std::string describe(const RoundPlan& plan, double tau) {
-  char text[200];
-  if (plan.scan)
+  char text[240];
+  if (plan.scan && plan.scan_cost != 1)
+    std::snprintf(text, sizeof text, "exhaustive scan (%.3g probes at %.2g of an enumeration probe's cost; heavy buckets at tau = %.6g would take %.3g)",
+                  plan.scan_probes, plan.scan_cost, tau, plan.probes);
+  else if (plan.scan)
     std::snprintf(text, sizeof text, "exhaustive scan (%.3g probes; heavy buckets at tau = %.6g would take %.3g)", plan.scan_probes,
                   tau, plan.probes);
   else

@@ -23,6 +23,9 @@ inline int reps_to_enumerate(int d) { return d - heavy_needed(d) + 1; }
 struct Shape {
   std::int64_t rows = 0, cols = 0, buckets = 0;
   int repetitions = 0;
+  // What one probe of the exhaustive scan costs against one probe of enumeration, which reads a
+  // random record and the sketches where they lie (scans that read a rounded copy in cache: < 1).
+  double scan_cost = 1;
   double entries() const { return static_cast<double>(rows) * static_cast<double>(cols); }
   // Enumeration walks the shorter side and looks the longer one up by bucket.
   bool rows_outer() const { return rows <= cols; }
@@ -33,7 +36,8 @@ struct RoundPlan {
   std::vector<int> reps;   // repetitions to enumerate, fewest heavy buckets first
   std::int64_t heavy = 0;  // heavy buckets over those repetitions
   double probes = 0;       // estimated cost of enumerating them
-  double scan_probes = 0;  // estimated cost of the scan: m * p * d
+  double scan_probes = 0;  // the scan's probes: m * p * d
+  double scan_cost = 1;    // Shape::scan_cost: what each of them costs
 };
 
 // heavy_counts[t] = #{h : |c_t[h]| >= tau} for every repetition t.

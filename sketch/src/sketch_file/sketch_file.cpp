@@ -69,8 +69,8 @@ void CompressedProduct::save(const std::string& path) const {
   put(header, params_.seed);
   // The payload is written from the sketches in place (no second copy of a sketch of many GB); the
   // checksum continues FNV-1a over the header into the payload, as load() recomputes it.
-  const auto* payload = reinterpret_cast<const unsigned char*>(sketches_.data());
-  const std::size_t payload_bytes = sketches_.size() * sizeof(double);
+  const auto* payload = reinterpret_cast<const unsigned char*>(host_values().data());
+  const std::size_t payload_bytes = host_values().size() * sizeof(double);
   std::uint64_t checksum = fnv1a(header.data(), header.size());
   for (std::size_t i = 0; i < payload_bytes; ++i) checksum = (checksum ^ payload[i]) * 1099511628211ull;
   std::vector<unsigned char> trailer;
