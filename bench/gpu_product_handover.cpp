@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -73,8 +74,14 @@ int main(int argc, char** argv) {
     for (int mode = 0; mode < 2; ++mode) {
       pagh::cuda::DeviceProduct device = pagh::cuda::compress(A, B, params);
       const auto start = Clock::now();
-      const pagh::CompressedProduct c = mode == 0 ? pagh::cuda::with_device_queries(device.to_host(), std::move(device))
-                                                  : pagh::cuda::kept_on_device(std::move(device));
+      std::optional<pagh::CompressedProduct> made;
+      if (mode == 0) {
+        pagh::CompressedProduct host = device.to_host();  // before the device product moves
+        made.emplace(pagh::cuda::with_device_queries(std::move(host), std::move(device)));
+      } else {
+        made.emplace(pagh::cuda::kept_on_device(std::move(device)));
+      }
+      const pagh::CompressedProduct& c = *made;
       const double handover = ms_since(start);
       const auto noise_start = Clock::now();
       const pagh::NoiseModel noise(c);
