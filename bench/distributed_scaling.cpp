@@ -14,7 +14,8 @@
 //   then the sum's parts: exchange ms (MPI_Alltoallv of the segments; through shared memory the
 //   copies into the window and the barriers), add ms, gather ms (to rank 0), then what the kernel did
 //   for the last run's compress, summed over the ranks (/proc/vmstat: transparent huge pages faulted
-//   in, faults that fell back to 4 KiB pages, direct compaction stalls; getrusage: minor faults)
+//   in, faults that fell back to 4 KiB pages, direct compaction stalls; getrusage: minor faults);
+//   then each rank's own sketch in the last run (ms, rank order): the unequal finish behind wait_ms
 // ROUTE (after THREADS; sparse and dense): shared (default: pagh::mpi::SumRoute::automatic, a
 // shared-memory window on one node) or messages (SumRoute::messages, the alternative).
 //
@@ -87,6 +88,7 @@ void run(const char* workload, const MA& A, const MB& B, int runs, int threads, 
   std::vector<double> sketch, wait, reduce, total, mpi_reduce;
   double stages[7] = {};  // the last run's, each the slowest rank's
   double pages[4] = {};   // the last run's, summed over the ranks
+  std::vector<double> by_rank(static_cast<std::size_t>(size));  // the last run's own sketch of each rank
   std::int64_t buckets = 0;
   const int warm_up = runs > 1 ? 1 : 0;  // a single run is timed as it is
   for (int r = 1 - warm_up; r <= runs; ++r) {
@@ -112,6 +114,7 @@ void run(const char* workload, const MA& A, const MB& B, int runs, int threads, 
     double slowest[12] = {t.local_ms, t.wait_ms, t.reduce_ms, elapsed, mpi_reduce_ms, c.hashing_ms, c.sketching_ms + c.inverse_ms,
                           c.total_ms - c.hashing_ms - c.sketching_ms - c.inverse_ms, t.local_ms - c.total_ms,
                           t.exchange_ms, t.add_ms, t.gather_ms};
+    MPI_Gather(&t.local_ms, 1, MPI_DOUBLE, by_rank.data(), 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     MPI_Reduce(rank == 0 ? MPI_IN_PLACE : slowest, slowest, 12, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     if (r == 0) continue;  // warm-up
     sketch.push_back(slowest[0]), wait.push_back(slowest[1]), reduce.push_back(slowest[2]), total.push_back(slowest[3]);
@@ -129,6 +132,9 @@ void run(const char* workload, const MA& A, const MB& B, int runs, int threads, 
               "pages: thp %.0f,fallback %.0f,compact stalls %.0f,minor faults %.0f\n",
               workload, size, stages[0], stages[1], stages[2], stages[3], route == pagh::mpi::SumRoute::messages ? "messages" : "shared",
               stages[4], stages[5], stages[6], pages[0], pages[1], pages[2], pages[3]);
+  std::printf("ranks,%s,%d,own sketch ms:", workload, size);
+  for (const double ms : by_rank) std::printf(" %.0f", ms);
+  std::printf("\n");
   std::fflush(stdout);
 }
 

@@ -156,8 +156,11 @@ struct Summed {
   std::vector<double> values;
 };
 
-Summed sum_values(const PartialShape& partial, const double* mine, MPI_Comm comm, int root, ReduceTimings* timings,
-                  SumRoute route) {
+// own: this rank's values where the caller gives them up (mine is own->data()): the ranks that
+// receive the sum make it in them (every piece is sent or copied before its sum comes back), so no
+// second d * b buffer is allocated and faulted in while the other ranks wait.
+Summed sum_values(const PartialShape& partial, const double* mine, std::vector<double>* own, MPI_Comm comm, int root,
+                  ReduceTimings* timings, SumRoute route) {
   Summed result;
   result.inner = check_partials(comm, kWhere, root, partial);
   int rank = 0, size = 1;
@@ -168,12 +171,15 @@ Summed sum_values(const PartialShape& partial, const double* mine, MPI_Comm comm
   const std::int64_t values = partial.buckets * partial.repetitions;
   result.receives = root == kEveryRank || rank == root;
   std::vector<double>& sum = result.values;
-  if (result.receives) cpu_sketch::assign_zeroed(sum, static_cast<std::size_t>(values));
+  if (result.receives) {
+    if (own) sum = std::move(*own);
+    else cpu_sketch::assign_zeroed(sum, static_cast<std::size_t>(values));
+  }
   ReduceTimings parts;
   if (size == 1) {
-    for (std::int64_t h = 0; h < values; ++h) sum[static_cast<std::size_t>(h)] += mine[h];  // from +0.0, as with more ranks
+    for (std::int64_t h = 0; h < values; ++h) sum[static_cast<std::size_t>(h)] = 0.0 + mine[h];  // from +0.0, as with more ranks
   } else if (route != SumRoute::automatic ||
-             !detail::sum_through_shared_memory(mine, values, result.receives ? sum.data() : nullptr, comm, parts)) {
+             !detail::sum_through_shared_memory(mine, values, result.receives ? sum.data() : nullptr, root, comm, parts)) {
     SumBuffers buffers(std::min(kPieceValues, values), size);
     for (std::int64_t at = 0; at < values; at += kPieceValues)
       sum_piece(mine + at, std::min(kPieceValues, values - at), result.receives ? sum.data() + at : nullptr, root, comm, rank, size,
@@ -193,7 +199,7 @@ std::optional<CompressedProduct> sum_sketches(const CompressedProduct& partial, 
   // The d sketches are contiguous (compressed_product.hpp).
   Summed sum = sum_values({partial.rows(), partial.cols(), partial.buckets(), partial.inner(), partial.repetitions(), partial.params().seed,
                            partial.params().precision},
-                          partial.sketch(0).data(), comm, root, timings, route);
+                          partial.sketch(0).data(), nullptr, comm, root, timings, route);
   if (!sum.receives) return std::nullopt;
   return CompressedProduct(partial.rows(), partial.cols(), sum.inner, partial.params(), partial.tables(), std::move(sum.values),
                            partial.timings());
@@ -209,7 +215,7 @@ std::optional<CompressedProduct> sum_sketches(SketchValues partial, MPI_Comm com
                                        std::to_string(buckets * partial.tables.repetitions)).what());
   Summed sum = sum_values({partial.rows, partial.cols, buckets, partial.inner, partial.tables.repetitions, partial.params.seed,
                            partial.params.precision},
-                          partial.values.data(), comm, root, timings, route);
+                          partial.values.data(), &partial.values, comm, root, timings, route);
   if (!sum.receives) return std::nullopt;
   return std::move(partial).product(sum.inner, std::move(sum.values));
 }

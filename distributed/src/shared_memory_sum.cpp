@@ -41,7 +41,7 @@ void add_segment(const std::vector<double*>& slots, std::size_t offset, std::int
 
 }  // namespace
 
-bool sum_through_shared_memory(const double* mine, std::int64_t values, double* out, MPI_Comm comm, ReduceTimings& parts) {
+bool sum_through_shared_memory(const double* mine, std::int64_t values, double* out, int root, MPI_Comm comm, ReduceTimings& parts) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
@@ -86,7 +86,15 @@ bool sum_through_shared_memory(const double* mine, std::int64_t values, double* 
   const std::int64_t pieces = (values + slot - 1) / slot;
   const auto count_of = [&](std::int64_t piece) { return std::min(slot, values - piece * slot); };
   const auto offset_of = [&](std::int64_t piece) { return static_cast<std::size_t>((piece % kSlots) * slot); };
-  const auto edge = [&](std::int64_t count, int r) { return count * r / size; };
+  // The ranks that add: all of them where every rank copies the sum out; without the root where it
+  // alone does (its copy-out is the one step no other rank shares).
+  std::vector<int> adders;
+  for (int r = 0; r < size; ++r)
+    if (root == kEveryRank || size <= 2 || r != root) adders.push_back(r);
+  const int adding = static_cast<int>(adders.size());
+  const auto mine_at = std::find(adders.begin(), adders.end(), rank);
+  const int adder = mine_at == adders.end() ? -1 : static_cast<int>(mine_at - adders.begin());
+  const auto edge = [&](std::int64_t count, int a) { return count * a / adding; };
   // Iteration i copies piece i in, adds rank's segment of it, and copies piece i - 1 out: the barrier
   // of iteration i follows every rank's add of piece i - 1, and a slot is written again (piece
   // i + 3) only after the barrier of iteration i + 2, which the root reaches once it has copied
@@ -96,17 +104,17 @@ bool sum_through_shared_memory(const double* mine, std::int64_t values, double* 
     if (i < pieces) std::memcpy(own + offset_of(i), mine + i * slot, static_cast<std::size_t>(count_of(i)) * sizeof(double));
     synchronise(window, node);
     const double copied = wall_ms();
-    if (i < pieces) {
+    if (i < pieces && adder >= 0) {
       const std::int64_t count = count_of(i);
-      // In place: segment `rank` of any slot is read by this rank alone (and by the copy-out after the next barrier).
-      add_segment(slots, offset_of(i), edge(count, rank), edge(count, rank + 1), own + offset_of(i));
+      // In place: this adder's segment of any slot is read by this rank alone (and by the copy-out after the next barrier).
+      add_segment(slots, offset_of(i), edge(count, adder), edge(count, adder + 1), own + offset_of(i));
     }
     const double added = wall_ms();
     if (i > 0 && out) {
       const std::int64_t piece = i - 1, count = count_of(piece);
-      for (int r = 0; r < size; ++r) {
-        const std::int64_t begin = edge(count, r), end = edge(count, r + 1);
-        std::memcpy(out + piece * slot + begin, slots[static_cast<std::size_t>(r)] + offset_of(piece) + begin,
+      for (int a = 0; a < adding; ++a) {
+        const std::int64_t begin = edge(count, a), end = edge(count, a + 1);
+        std::memcpy(out + piece * slot + begin, slots[static_cast<std::size_t>(adders[static_cast<std::size_t>(a)])] + offset_of(piece) + begin,
                     static_cast<std::size_t>(end - begin) * sizeof(double));
       }
     }
