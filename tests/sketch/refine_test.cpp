@@ -206,6 +206,26 @@ TEST(Refine, WorkLimitStopsTheCandidatesAndTheBoundSaysSo) {
   EXPECT_EQ(r.cutoff, std::fabs(ranked[5].value));
 }
 
+// A round grows the candidates at least fourfold, and at least to those evaluated plus the entries
+// the bound still expects missed: fewer could not settle it. A Gaussian product with a short sketch
+// (no planted structure) leaves a bound far above the candidate limit after its first round, so the
+// second round asks for the limit itself; growth stops there.
+TEST(Refine, RoundsGrowToTheEntriesTheBoundExpectsMissed) {
+  std::mt19937_64 rng(8);
+  const Eigen::MatrixXd A = gaussian(200, 30, rng), B = gaussian(30, 200, rng);
+  const CompressedProduct c = compress(A, B, {.buckets = 256, .repetitions = 3, .seed = 2});
+  RefineOptions o;
+  o.max_candidates = 3000;
+  std::vector<std::size_t> asked;
+  const RefinedAnswer r = refine_top_k([&](std::size_t n) { return asked.push_back(n), c.top_k(n); }, NoiseModel(c),
+                                       c.frobenius_estimate() * c.frobenius_estimate(), ExactEntries(A, B), 10, o);
+  ASSERT_EQ(asked.size(), 2u) << "expected missed " << r.expected_missed;
+  EXPECT_EQ(asked[0], 64u);  // max(4 k, first_candidates)
+  EXPECT_EQ(asked[1], 3000u);
+  EXPECT_EQ(r.candidates, 3000u);
+  EXPECT_FALSE(r.complete);
+}
+
 TEST(Refine, ZeroProductAndZeroKAnswerNothing) {
   const Eigen::MatrixXd A = Eigen::MatrixXd::Zero(20, 5), B = Eigen::MatrixXd::Zero(5, 30);
   const CompressedProduct c = compress(A, B, {.buckets = 256, .repetitions = 3});

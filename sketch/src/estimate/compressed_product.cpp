@@ -222,21 +222,29 @@ std::vector<Entry> CompressedProduct::top_k_exhaustive(std::size_t k) const {
   if (k == 0 || rows_ == 0 || cols_ == 0) return all;
   const int d = repetitions();
   const detail::FloatMedians rounded(tables_, host_values(), finite_);
+  // The largest weakest-kept |value| of the threads whose k are full: an entry below it has k
+  // entries ahead of it in that thread, so it is not among the k best, whichever thread meets it.
+  std::atomic<double> floor{0.0};
 #pragma omp parallel if (static_cast<double>(rows_) * static_cast<double>(cols_) > kParallelEntries)
   {
     detail::BestK best(k);  // the best k seen by this thread
     std::vector<double> row, single(static_cast<std::size_t>(d));
     std::vector<index> reaching;
-    // Most entries are weaker than the weakest kept: their median decides it, without the rest of
-    // summarize() or the heap; where the rounded medians are at hand, theirs does.
+    const auto bound = [&] { return std::max(best.full() ? best.weakest() : 0.0, floor.load(std::memory_order_relaxed)); };
+    // Most entries are below the bound: their median decides it, without the rest of summarize()
+    // or the heap; where the rounded medians are at hand, theirs does.
     const auto offer = [&](index i, index j) {
-      if (best.full() && std::fabs(median_of(single)) < best.weakest()) return;
+      if (std::fabs(median_of(single)) < bound()) return;
       best.offer(summarize(i, j, single));
+      if (!best.full()) return;
+      const double weakest = best.weakest();
+      for (double seen = floor.load(std::memory_order_relaxed); weakest > seen;)  // false for NaN
+        if (floor.compare_exchange_weak(seen, weakest, std::memory_order_relaxed)) break;
     };
 #pragma omp for schedule(dynamic, 16)
     for (index i = 0; i < rows_; ++i) {
-      if (rounded.usable()) {  // the weakest kept only rises along the row: its value at the start is a safe bound
-        rounded.reaching(i, best.full() ? detail::FloatMedians::bound(best.weakest()) : 0.0f, reaching);
+      if (rounded.usable()) {  // the bound only rises along the row: its value at the start is a safe one
+        rounded.reaching(i, detail::FloatMedians::bound(bound()), reaching);
         for (index j : reaching) {
           single_estimates(i, j, single);
           offer(i, j);
@@ -249,8 +257,11 @@ std::vector<Entry> CompressedProduct::top_k_exhaustive(std::size_t k) const {
         offer(i, j);
       }
     }
+    // After the loop's barrier the floor is final: what lies below it is not needed for the merge.
+    const double final_floor = floor.load(std::memory_order_relaxed);
 #pragma omp critical(pagh_top_k_merge)
-    all.insert(all.end(), best.kept().begin(), best.kept().end());
+    for (const Entry& e : best.kept())
+      if (!(std::fabs(e.value) < final_floor)) all.push_back(e);
   }
   return detail::best_of(std::move(all), k);
 }

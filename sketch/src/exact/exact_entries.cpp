@@ -114,24 +114,29 @@ std::vector<Entry> ExactEntries::evaluate(const std::vector<Entry>& positions, i
     for (std::int64_t t = 0; t < n; ++t) out[t] = Entry{positions[t].row, positions[t].col, value(positions[t].row, positions[t].col), 0.0};
     return out;
   }
-  // Dense A: the positions by row, in groups of up to kRows distinct rows, each group's rows copied
-  // into a row-major block; the sums are value()'s (k ascending), so the bits are the same.
+  // Dense A: the positions by row, in groups of up to kRows distinct rows (fewer where that leaves
+  // some threads without a group), each group's rows copied into a row-major block; the sums are
+  // value()'s (k ascending), so the bits are the same.
   constexpr std::size_t kRows = 32;
   constexpr std::int64_t kTile = 256;
   const Eigen::MatrixXd& A = **dense_a;
   std::vector<std::size_t> order(positions.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return positions[x].row < positions[y].row; });
+  std::size_t distinct_rows = 0;
+  for (std::size_t t = 0; t < order.size(); ++t) distinct_rows += t == 0 || positions[order[t]].row != positions[order[t - 1]].row;
+  const std::size_t group_rows = std::clamp<std::size_t>(distinct_rows / (4 * static_cast<std::size_t>(team)), 1, kRows);
   std::vector<std::size_t> group_starts;  // into order
   for (std::size_t t = 0, distinct = 0; t < order.size(); ++t) {
     const bool new_row = t == 0 || positions[order[t]].row != positions[order[t - 1]].row;
-    if (new_row && distinct++ % kRows == 0) group_starts.push_back(t);
+    if (new_row && distinct++ % group_rows == 0) group_starts.push_back(t);
   }
   group_starts.push_back(order.size());
   const std::int64_t groups = static_cast<std::int64_t>(group_starts.size()) - 1;
-#pragma omp parallel num_threads(team) if (n >= 256)
+  // Each position reads a row of A with stride m: worth threads well before 256 of them.
+#pragma omp parallel num_threads(team) if (static_cast<double>(n) * static_cast<double>(inner_) >= 0x1p16)
   {
-    std::vector<double> block(kRows * static_cast<std::size_t>(inner_));
+    std::vector<double> block(group_rows * static_cast<std::size_t>(inner_));
     std::vector<std::int64_t> rows;
 #pragma omp for schedule(dynamic, 1)
     for (std::int64_t g = 0; g < groups; ++g) {
@@ -150,10 +155,32 @@ std::vector<Entry> ExactEntries::evaluate(const std::vector<Entry>& positions, i
         }
       }
       std::size_t r = 0;
-      for (std::size_t t = begin; t < end; ++t) {
-        const Entry& e = positions[order[t]];
+      const auto row_of = [&](const Entry& e) {
         while (rows[r] != e.row) ++r;
-        const double* row = block.data() + r * static_cast<std::size_t>(inner_);
+        return block.data() + r * static_cast<std::size_t>(inner_);
+      };
+      std::size_t t = begin;
+      if (const auto* b = std::get_if<const Eigen::MatrixXd*>(&b_)) {
+        // Four sums side by side, each still one chain in k order: the adds' latency overlaps.
+        for (; t + 4 <= end; t += 4) {
+          const double* row[4];
+          const double* column[4];
+          for (int x = 0; x < 4; ++x) {
+            const Entry& e = positions[order[t + static_cast<std::size_t>(x)]];
+            row[x] = row_of(e), column[x] = (*b)->data() + e.col * inner_;
+          }
+          double sum[4] = {0, 0, 0, 0};
+          for (std::int64_t k = 0; k < inner_; ++k)
+            for (int x = 0; x < 4; ++x) sum[x] += row[x][k] * column[x][k];
+          for (int x = 0; x < 4; ++x) {
+            const Entry& e = positions[order[t + static_cast<std::size_t>(x)]];
+            out[order[t + static_cast<std::size_t>(x)]] = Entry{e.row, e.col, sum[x], 0.0};
+          }
+        }
+      }
+      for (; t < end; ++t) {
+        const Entry& e = positions[order[t]];
+        const double* row = row_of(e);
         double sum = 0;
         if (const auto* b = std::get_if<const Eigen::MatrixXd*>(&b_)) {
           const double* column = (*b)->data() + e.col * inner_;

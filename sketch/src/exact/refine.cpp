@@ -119,7 +119,11 @@ RefinedAnswer refine_top_k(const TopCandidates& candidates, const NoiseModel& no
     const bool stalled = answer.cutoff >= previous_cutoff;
     previous_cutoff = answer.cutoff;
     if (answer.expected_missed <= o.missed_rate || exhausted || budget_spent || stalled || n >= limit) break;
-    n = std::min(limit, 4 * n);
+    // Fewer further candidates than the entries the bound still expects missed cannot find them
+    // all: a round that could not settle it is skipped.
+    const double missed = std::ceil(answer.expected_missed);
+    const std::size_t needed = missed < static_cast<double>(limit) ? covered + static_cast<std::size_t>(missed) : limit;
+    n = std::min(limit, std::max(4 * n, needed));
   }
   finish(answer, done, o);
   return answer;
