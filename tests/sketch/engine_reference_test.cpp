@@ -177,6 +177,28 @@ TEST(SketchEngineReference, BinnedDirectAddsOfLongSketchesGiveTheReferenceBits) 
   }
 }
 
+// Vectors of 128 KiB or more (b = 2^15: f64 and f32): a dense line's scatter stores each bucket's
+// first term and adds the others (cpu_engine.hpp, kStoreFirstBytes). 4000 and 3000 positions in
+// 2^15 buckets: a few hundred buckets with two or more terms per repetition, zeros among the terms.
+TEST(SketchEngineReference, StoredFirstTermsOfLongVectorsGiveTheReferenceBits) {
+  std::mt19937_64 rng(59);
+  const auto [A, B] = inputs(4000, 12, 3000, rng);
+  const RowMajorMatrixXd B_rows = B;
+  for (const fwht::DType precision : {fwht::DType::f64, fwht::DType::f32}) {
+    const SketchParams base{.buckets = index{1} << 15, .repetitions = 3, .seed = 11, .precision = precision,
+                            .hybrid = HybridMode::always_transform};
+    const bool f64 = precision == fwht::DType::f64;
+    const auto reference = f64 ? reference_sketches<double>(A, B, base) : reference_sketches<float>(A, B, base);
+    for (const int threads : {1, 3}) {
+      SketchParams params = base;
+      params.threads = threads;
+      const std::string what = std::string(fwht::to_string(precision)) + " threads " + std::to_string(threads);
+      expect_sketches(compress(A, B, params), reference, "dense " + what);
+      expect_sketches(compress(A, B_rows, params), reference, "dense, B row-major, " + what);
+    }
+  }
+}
+
 TEST(SketchEngineReference, PathCountsComeFromTheScatterOfDenseLines) {
   std::mt19937_64 rng(43);
   const auto [A, B] = inputs(40, 200, 30, rng);

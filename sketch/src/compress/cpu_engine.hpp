@@ -233,6 +233,12 @@ class Engine {
     return kScatterInStorage && params_.stabilization == fwht::Stabilization::none && params_.algorithm == fwht::Algorithm::folklore;
   }
 
+  // A dense line's scatter stores each bucket's first term (first_marked_words) where a vector
+  // takes at least this much: its lines then miss L2 often on Zen 3 (x, y and P take 384 KiB of
+  // its 512 KiB L2 from 2^14 f64), where a store saves the read. On vectors of 64 KiB it lost
+  // (its ~6% mispredicted branches against an L2 hit; bench/NOTES.md, "CPU sketch").
+  static constexpr index kStoreFirstBytes = index{128} << 10;
+
   // Dense lines: the fused path's packed hash words, the other path's bucket orders. Sparse lines:
   // the packed words on either path (their scatter and the direct path's terms read one word per
   // position, one cache miss where a bucket table and a sign table were two).
@@ -246,8 +252,9 @@ class Engine {
       else order_a_.push_back(bucket_order(ba, sa, tables_.m, K_));
       if (LinesB::kCountsKnown || fused()) words_b_.push_back(hash_words(bb, sb, tables_.p, buckets_));
       else order_b_.push_back(bucket_order(bb, sb, tables_.p, K_));
-      marked_a_.push_back(!LinesA::kCountsKnown && fused() ? first_marked_words(words_a_.back(), buckets_) : std::vector<std::uint32_t>{});
-      marked_b_.push_back(!LinesB::kCountsKnown && fused() ? first_marked_words(words_b_.back(), buckets_) : std::vector<std::uint32_t>{});
+      const bool store_first = fused() && buckets_ * static_cast<index>(sizeof(T)) >= kStoreFirstBytes;
+      marked_a_.push_back(!LinesA::kCountsKnown && store_first ? first_marked_words(words_a_.back(), buckets_) : std::vector<std::uint32_t>{});
+      marked_b_.push_back(!LinesB::kCountsKnown && store_first ? first_marked_words(words_b_.back(), buckets_) : std::vector<std::uint32_t>{});
     }
   }
 
