@@ -89,6 +89,7 @@ void run(const char* workload, const MA& A, const MB& B, int runs, int threads, 
   double stages[7] = {};  // the last run's, each the slowest rank's
   double pages[4] = {};   // the last run's, summed over the ranks
   std::vector<double> by_rank(static_cast<std::size_t>(size));  // the last run's own sketch of each rank
+  bool shared_memory = false;  // the route the last run's sum took
   std::int64_t buckets = 0;
   const int warm_up = runs > 1 ? 1 : 0;  // a single run is timed as it is
   for (int r = 1 - warm_up; r <= runs; ++r) {
@@ -121,6 +122,7 @@ void run(const char* workload, const MA& A, const MB& B, int runs, int threads, 
     mpi_reduce.push_back(slowest[4]);
     std::copy(slowest + 5, slowest + 12, stages);
     std::copy(faults, faults + 4, pages);
+    shared_memory = t.shared_memory;
   }
   if (rank != 0) return;
   const double bytes = 8.0 * static_cast<double>(buckets) * params.repetitions;
@@ -130,7 +132,7 @@ void run(const char* workload, const MA& A, const MB& B, int runs, int threads, 
               median(wait), median(reduce), median(total), bytes / (median(reduce) * 1e6), median(mpi_reduce));
   std::printf("stages,%s,%d,hashing %.1f,engine %.1f,lines %.1f,product %.1f,sum (%s): exchange %.1f,add %.1f,gather %.1f,"
               "pages: thp %.0f,fallback %.0f,compact stalls %.0f,minor faults %.0f\n",
-              workload, size, stages[0], stages[1], stages[2], stages[3], route == pagh::mpi::SumRoute::messages ? "messages" : "shared",
+              workload, size, stages[0], stages[1], stages[2], stages[3], shared_memory ? "shared" : "messages",
               stages[4], stages[5], stages[6], pages[0], pages[1], pages[2], pages[3]);
   std::printf("ranks,%s,%d,own sketch ms:", workload, size);
   for (const double ms : by_rank) std::printf(" %.0f", ms);

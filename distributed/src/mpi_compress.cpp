@@ -176,10 +176,11 @@ Summed sum_values(const PartialShape& partial, const double* mine, std::vector<d
     else cpu_sketch::assign_zeroed(sum, static_cast<std::size_t>(values));
   }
   ReduceTimings parts;
+  bool shared = false;
   if (size == 1) {
     for (std::int64_t h = 0; h < values; ++h) sum[static_cast<std::size_t>(h)] = 0.0 + mine[h];  // from +0.0, as with more ranks
-  } else if (route != SumRoute::automatic ||
-             !detail::sum_through_shared_memory(mine, values, result.receives ? sum.data() : nullptr, root, comm, parts)) {
+  } else if (!(shared = route == SumRoute::automatic &&
+                        detail::sum_through_shared_memory(mine, values, result.receives ? sum.data() : nullptr, root, comm, parts))) {
     SumBuffers buffers(std::min(kPieceValues, values), size);
     for (std::int64_t at = 0; at < values; at += kPieceValues)
       sum_piece(mine + at, std::min(kPieceValues, values - at), result.receives ? sum.data() + at : nullptr, root, comm, rank, size,
@@ -188,6 +189,7 @@ Summed sum_values(const PartialShape& partial, const double* mine, std::vector<d
   if (timings) {
     timings->reduce_ms = wall_ms() - start;
     timings->exchange_ms = parts.exchange_ms, timings->add_ms = parts.add_ms, timings->gather_ms = parts.gather_ms;
+    timings->shared_memory = shared;
   }
   return result;
 }

@@ -73,6 +73,7 @@ struct ReduceTimings {
   double local_ms = 0, wait_ms = 0, reduce_ms = 0;
   double exchange_ms = 0, add_ms = 0, gather_ms = 0;
   CompressTimings sketch;
+  bool shared_memory = false;  // the sum went through a shared-memory window (SumRoute)
 };
 
 // Collective: code 0 means this rank is fine; anything else is a failure with that status and
