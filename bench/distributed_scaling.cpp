@@ -132,7 +132,7 @@ void run(const char* workload, const MA& A, const MB& B, int runs, int threads, 
               median(wait), median(reduce), median(total), bytes / (median(reduce) * 1e6), median(mpi_reduce));
   std::printf("stages,%s,%d,hashing %.1f,engine %.1f,lines %.1f,product %.1f,sum (%s): exchange %.1f,add %.1f,gather %.1f,"
               "pages: thp %.0f,fallback %.0f,compact stalls %.0f,minor faults %.0f\n",
-              workload, size, stages[0], stages[1], stages[2], stages[3], shared_memory ? "shared" : "messages",
+              workload, size, stages[0], stages[1], stages[2], stages[3], size == 1 ? "none, one rank" : shared_memory ? "shared" : "messages",
               stages[4], stages[5], stages[6], pages[0], pages[1], pages[2], pages[3]);
   std::printf("ranks,%s,%d,own sketch ms:", workload, size);
   for (const double ms : by_rank) std::printf(" %.0f", ms);
