@@ -167,6 +167,37 @@ TEST(ExactAnswers, SubtractingTheDiagonalSketchesTheOffDiagonalProduct) {
   EXPECT_THROW(product_diagonal(Eigen::MatrixXd::Ones(3, 4), Eigen::MatrixXd::Ones(4, 5)), Error);
 }
 
+// The sparse diagonal: each row's sum in k order over the k where A(i, k) and B(k, i) are both
+// stored, in parallel once B has 2^16 nonzeros; against the dense loop over every k (which adds
+// only zeros besides), bit for bit, with rows that meet no k and an uncompressed B.
+TEST(ExactAnswers, SparseProductDiagonalSumsEachRowInOrderAtAnySize) {
+  std::mt19937_64 rng(29);
+  std::normal_distribution<double> normal;
+  for (const auto& [m, K, density] : {std::tuple<Eigen::Index, Eigen::Index, double>{1, 1, 1.0}, {40, 30, 0.2}, {3000, 2000, 0.02}}) {
+    std::bernoulli_distribution stored(density);
+    Eigen::MatrixXd A = Eigen::MatrixXd::Zero(m, K), B = Eigen::MatrixXd::Zero(K, m);
+    for (Eigen::Index i = 0; i < A.size(); ++i)
+      if (stored(rng)) A.data()[i] = normal(rng);
+    for (Eigen::Index i = 0; i < B.size(); ++i)
+      if (stored(rng)) B.data()[i] = normal(rng);
+    Eigen::SparseMatrix<double> As = A.sparseView(), Bs = B.sparseView();
+    if (m > 1) Bs.coeffRef(0, m - 1) += 0.0, Bs.coeffRef(K - 1, 0) += 0.0;  // inserting leaves B uncompressed
+    const std::vector<Entry> diagonal = product_diagonal(As, Bs);
+    std::size_t next = 0;
+    for (Eigen::Index i = 0; i < m; ++i) {
+      double expected = 0;
+      for (Eigen::Index k = 0; k < K; ++k) expected += A(i, k) * B(k, i);
+      if (expected == 0) continue;  // zero diagonal entries are left out
+      ASSERT_LT(next, diagonal.size());
+      ASSERT_EQ(diagonal[next].row, i);
+      ASSERT_EQ(diagonal[next].col, i);
+      ASSERT_EQ(diagonal[next].value, expected) << m << " x " << K << ", row " << i;
+      ++next;
+    }
+    EXPECT_EQ(next, diagonal.size());
+  }
+}
+
 // The dense diagonal goes through the rows in blocks, in parallel once A is large: every value is
 // still the sum over k in ascending order, as one dot product of row i and column i computes it.
 TEST(ExactAnswers, DenseProductDiagonalSumsEachRowInOrderAtAnySize) {
