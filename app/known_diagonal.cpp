@@ -18,7 +18,9 @@ KnownDiagonal subtract_known_diagonal(pagh::CompressedProduct& product, const In
     known.entries = a.shared->diagonal();
   } else if (a.is_dense() && b.is_dense()) {
     known.entries = pagh::product_diagonal(std::get<0>(a.data), std::get<0>(b.data));
-  } else {
+  } else if (!a.is_dense() && !b.is_dense()) {
+    known.entries = pagh::product_diagonal(std::get<1>(a.data), std::get<1>(b.data));  // read in place
+  } else {  // one of each: the dense one as a sparse copy
     const auto sparse = [](const MatrixData& m) {
       return m.index() == 1 ? std::get<1>(m) : Eigen::SparseMatrix<double>(std::get<0>(m).sparseView());
     };
