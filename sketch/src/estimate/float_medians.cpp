@@ -67,7 +67,7 @@ __attribute__((target("avx2"))) void reaching_avx2(const Rep* reps, int d, std::
 
 FloatMedians::FloatMedians(const HashTables& tables, std::span<const double> sketches, bool finite)
     : tables_(tables), d_(tables.repetitions), cols_(tables.p) {
-  usable_ = finite && applies(d_, tables.buckets);
+  usable_ = finite && applies(d_, tables.buckets, static_cast<double>(tables.m) * static_cast<double>(tables.p));
   if (!usable_) return;
   sketches_.resize(sketches.size());
   std::transform(sketches.begin(), sketches.end(), sketches_.begin(), [](double c) { return static_cast<float>(c); });

@@ -16,8 +16,8 @@ namespace pagh::detail {
 
 class FloatMedians {
  public:
-  // usable() is false (and row() must not be called) unless d is 1 or 3 (odd: the median is one of
-  // the values, which rounding preserves), every sketch value is finite and b <= 2^31.
+  // usable() is false (and reaching() must not be called) unless applies() (d is 1 or 3: odd, so the
+  // median is one of the values, which rounding preserves) and every sketch value is finite.
   FloatMedians(const HashTables& tables, std::span<const double> sketches, bool finite);
   bool usable() const { return usable_; }
 
@@ -25,11 +25,15 @@ class FloatMedians {
   // s1_t(i) s2_t(j) c_t[h1_t(i) ^ h2_t(j)]) is at least `bound`; replaces out's contents.
   void reaching(std::int64_t i, float bound, std::vector<std::int64_t>& out) const;
 
-  // Whether a product of d repetitions and b buckets is scanned through rounded medians (when its
-  // sketch values are finite), and what a probe of that scan costs against one of heavy-bucket
-  // enumeration (recovery_plan.hpp's Shape::scan_cost): it reads 4-byte values from a copy that
-  // stays in cache, 8 or 16 at a time, where enumeration reads a random record and a double.
-  static bool applies(int d, std::int64_t b) { return (d == 1 || d == 3) && b <= (std::int64_t{1} << 31); }
+  // Whether a product of d repetitions, b buckets and `entries` estimates is scanned through
+  // rounded medians (when its sketch values are finite): the copy is made only where it costs less
+  // than the scan reads (b <= entries) and stays within 2^26 values (256 MiB). And what a probe of
+  // that scan costs against one of heavy-bucket enumeration (recovery_plan.hpp's Shape::scan_cost):
+  // it reads 4-byte values from a copy that stays in cache, 8 at a time, where enumeration reads a
+  // random record and a double.
+  static bool applies(int d, std::int64_t b, double entries) {
+    return (d == 1 || d == 3) && static_cast<double>(b) <= entries && static_cast<std::int64_t>(d) * b <= (std::int64_t{1} << 26);
+  }
   static constexpr double kScanCost = 0.25;
 
   // The bound an entry's rounded |median| is compared with: below it, the exact |median| is below v.

@@ -183,7 +183,7 @@ struct BestSink {  // top_k(): the best k, and how many qualified
 
 // The planner's view of a product: its scans prefilter through rounded medians where they can.
 recovery::Shape shape_of(const CompressedProduct& c) {
-  const double cost = detail::FloatMedians::applies(c.repetitions(), c.buckets()) ? detail::FloatMedians::kScanCost : 1.0;
+  const double cost = detail::FloatMedians::applies(c.repetitions(), c.buckets(), static_cast<double>(c.rows()) * static_cast<double>(c.cols())) ? detail::FloatMedians::kScanCost : 1.0;
   return {c.rows(), c.cols(), c.buckets(), c.repetitions(), cost};
 }
 
