@@ -376,8 +376,9 @@ class Engine {
   }
 
   // The k whose hash words a direct k prefetches (-1: none): far enough ahead that the misses of a
-  // few k are in flight at once (a thin k's terms take less time than one miss).
-  static constexpr index kWordsAhead = 4;
+  // dozen k are in flight at once (a thin k's terms take less time than one miss; 16 ahead was
+  // faster than 4 or 1 on Zen 3, bench/NOTES.md).
+  static constexpr index kWordsAhead = 16;
   static index ahead(index k, index k_end) { return k + kWordsAhead < k_end ? k + kWordsAhead : -1; }
 
   // c_t[h1(i) XOR h2(j)] += s1(i) s2(j) A_ik B_kj for the nonzeros of column k of A and row k of B,
