@@ -1,11 +1,14 @@
 // Results do not depend on the thread count (README: "results are identical for every thread
 // count"): the sketches bit for bit for 1, 2, 3 and 7 threads on every path (dense, sparse, float
 // inputs, hybrid direct/transform, each precision), and the queries (decompress, top_k, above)
-// for 1, 2, 3 and 7 OpenMP threads on a product large enough for their parallel paths (m p > 2^16).
+// for 1, 2, 3 and 7 OpenMP threads on a product large enough for their parallel paths (m p > 2^16),
+// and the noise model's statistics of the sketch values.
 #include <omp.h>
 
+#include <cmath>
 #include <cstring>
 
+#include "sketch/sketch_statistics.hpp"
 #include "sketch_test_support.hpp"
 
 namespace pagh::test {
@@ -81,6 +84,37 @@ TEST(SketchThreads, QueriesAreIdenticalFor1237Threads) {
       EXPECT_EQ(above[q].row, above1[q].row) << "position " << q;
       EXPECT_EQ(above[q].col, above1[q].col) << "position " << q;
     }
+  }
+  omp_set_num_threads(saved);
+}
+
+// The noise model's statistics (sums of squares overall and per magnitude bin) are summed over
+// fixed pieces of the values: the same bits for 1, 2, 3 and 7 threads. A NaN value counts in no bin.
+TEST(SketchThreads, SketchStatisticsAreIdenticalFor1237Threads) {
+  std::mt19937_64 rng(31);
+  std::normal_distribution<double> normal;
+  std::vector<double> values(300000);
+  for (double& v : values) v = normal(rng) * 1e3;
+  values[123] = 0.0;
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(1);
+  const SketchStatistics one = measure_sketch_values(values);
+  EXPECT_TRUE(one.finite);
+  std::vector<double> with_nan = values;
+  with_nan[4567] = std::nan("");
+  const SketchStatistics nan = measure_sketch_values(with_nan);
+  EXPECT_FALSE(nan.finite);
+  double counted = nan.below;
+  for (double c : nan.counts) counted += c;
+  EXPECT_EQ(counted, 299999.0);
+  for (int threads : {2, 3, 7}) {
+    omp_set_num_threads(threads);
+    const SketchStatistics s = measure_sketch_values(values);
+    EXPECT_EQ(s.largest, one.largest) << threads;
+    EXPECT_EQ(s.energy, one.energy) << threads;
+    EXPECT_EQ(s.counts, one.counts) << threads;
+    EXPECT_EQ(s.bin_energy, one.bin_energy) << threads;
+    EXPECT_EQ(s.below_energy, one.below_energy) << threads;
   }
   omp_set_num_threads(saved);
 }

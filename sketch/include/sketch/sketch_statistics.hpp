@@ -38,7 +38,8 @@ inline double magnitude_of_key(std::int64_t key) {
   return std::bit_cast<double>(static_cast<std::uint64_t>(key) << (52 - SketchStatistics::kMantissaBits));
 }
 
-// The statistics of host values (OpenMP threads; the sums in the threads' static order).
+// The statistics of host values (OpenMP threads; the sums over fixed pieces of the values, so the
+// same bits on any number of threads).
 SketchStatistics measure_sketch_values(std::span<const double> values);
 
 }  // namespace pagh

@@ -33,38 +33,52 @@ SketchStatistics measure_sketch_values(std::span<const double> sketches) {
   SketchStatistics s;
   const std::int64_t n = static_cast<std::int64_t>(sketches.size());
   s.values = static_cast<double>(n);
-  double largest = 0, energy = 0;
-  bool finite = true;
-#pragma omp parallel for reduction(max : largest) reduction(+ : energy) reduction(&& : finite) schedule(static)
-  for (std::int64_t i = 0; i < n; ++i) {
-    const double v = std::fabs(sketches[i]);
-    largest = std::max(largest, v);
-    energy += v * v;
-    finite = finite && std::isfinite(v);
+  // The sums go over fixed pieces (their bounds depend on n alone), each in order, and then over the
+  // pieces in order: the same bits on any number of threads.
+  const std::int64_t pieces = std::clamp<std::int64_t>(n >> 15, 1, 64);
+  const auto piece = [&](std::int64_t p) { return std::pair{n * p / pieces, n * (p + 1) / pieces}; };
+  std::vector<double> largest(static_cast<std::size_t>(pieces), 0.0), energy(static_cast<std::size_t>(pieces), 0.0);
+  std::vector<char> finite(static_cast<std::size_t>(pieces), 1);
+#pragma omp parallel for schedule(static) if (pieces > 1)
+  for (std::int64_t p = 0; p < pieces; ++p) {
+    const auto [from, to] = piece(p);
+    double top = 0, sum = 0;
+    bool all_finite = true;
+    for (std::int64_t i = from; i < to; ++i) {
+      const double v = std::fabs(sketches[i]);
+      top = std::max(top, v);  // NaN does not count
+      sum += v * v;
+      all_finite = all_finite && std::isfinite(v);
+    }
+    largest[static_cast<std::size_t>(p)] = top, energy[static_cast<std::size_t>(p)] = sum, finite[static_cast<std::size_t>(p)] = all_finite;
   }
-  s.largest = largest, s.energy = energy, s.finite = finite;
-  if (!(largest > 0) || !std::isfinite(largest)) {
+  for (std::int64_t p = 0; p < pieces; ++p) {
+    s.largest = std::max(s.largest, largest[static_cast<std::size_t>(p)]);
+    s.energy += energy[static_cast<std::size_t>(p)];
+    s.finite = s.finite && finite[static_cast<std::size_t>(p)];
+  }
+  if (!(s.largest > 0) || !std::isfinite(s.largest)) {
     s.below = s.values;
     return s;
   }
   s.counts.assign(kBins, 0.0), s.bin_energy.assign(kBins, 0.0);
-  const std::int64_t top = key_of(largest);
-  // Per thread: counts in [0, kBins], squares in [kBins + 1, 2 kBins + 1]; slot kBins (and
-  // 2 kBins + 1) for the values below the bins.
-  std::vector<std::vector<double>> partial(static_cast<std::size_t>(omp_get_max_threads()));
-#pragma omp parallel
-  {
-    std::vector<double>& mine = partial[static_cast<std::size_t>(omp_get_thread_num())];
+  const std::int64_t top = key_of(s.largest);
+  // Per piece: counts in [0, kBins], squares in [kBins + 1, 2 kBins + 1]; slot kBins (and
+  // 2 kBins + 1) for the values below the bins. NaN values are in no bin (as on a device).
+  std::vector<std::vector<double>> partial(static_cast<std::size_t>(pieces));
+#pragma omp parallel for schedule(static) if (pieces > 1)
+  for (std::int64_t p = 0; p < pieces; ++p) {
+    std::vector<double>& mine = partial[static_cast<std::size_t>(p)];
     mine.assign(2 * (kBins + 1), 0.0);
-#pragma omp for schedule(static)
-    for (std::int64_t i = 0; i < n; ++i) {
+    const auto [from, to] = piece(p);
+    for (std::int64_t i = from; i < to; ++i) {
+      if (std::isnan(sketches[i])) continue;
       const std::size_t bin = static_cast<std::size_t>(std::min(top - key_of(sketches[i]), kBins));
       ++mine[bin];
       mine[kBins + 1 + bin] += sketches[i] * sketches[i];
     }
   }
   for (const auto& mine : partial) {
-    if (mine.empty()) continue;
     for (std::int64_t b = 0; b < kBins; ++b) {
       s.counts[static_cast<std::size_t>(b)] += mine[static_cast<std::size_t>(b)];
       s.bin_energy[static_cast<std::size_t>(b)] += mine[static_cast<std::size_t>(kBins + 1 + b)];
