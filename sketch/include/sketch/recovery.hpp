@@ -9,7 +9,9 @@
 // evaluates their medians and keeps those with |median| >= tau. The result is *exactly* the set the
 // exhaustive scan finds, with the same values, spreads and order — not an approximation — at a cost
 // of about sum_{t in S} (min(m, p) * L_t + L_t * m * p / b * d) probes for L_t heavy buckets,
-// against m * p * d for the scan. top_k(k) lowers tau from the largest bucket magnitudes until at
+// against m * p * d for the scan (on the CPU, for d = 1 or 3, the scan first reads a float copy of
+// the sketches and decides on the exact values only where the rounded |median| reaches the bound:
+// the same answer, a quarter of the cost per probe in the planner). top_k(k) lowers tau from the largest bucket magnitudes until at
 // least k entries qualify (the k largest are then among them), each round costing about 4x the
 // previous one.
 //
