@@ -64,7 +64,7 @@ PY
 # The CPU library's sources that load() reaches (compression, verification, exact answers and the
 # method choice are not), and none of the CUDA sources that sit beside them.
 sources=()
-for f in hashing/hashing.cpp estimate/compressed_product.cpp estimate/heavy_buckets.cpp estimate/recovery_plan.cpp \
+for f in hashing/hashing.cpp estimate/compressed_product.cpp estimate/float_medians.cpp estimate/heavy_buckets.cpp estimate/recovery_plan.cpp \
          estimate/noise_model.cpp estimate/significance.cpp \
          sketch_file/sketch_file.cpp sketch_file/sketch_file_header.cpp sketch_file/bounded_file.cpp; do
   sources+=("$root/sketch/src/$f")
