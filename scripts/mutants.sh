@@ -61,6 +61,11 @@ m S14 sketch/sketch sketch/src/compress/compress.cpp 's#scatter\[h\] += static_c
 m S15 sketch/sketch sketch/src/compress/compress.cpp 's#{.normalization = fwht::Normalization::inverse, .stabilization#{.normalization = fwht::Normalization::orthonormal, .stabilization#' $st '^Sketch\.'
 m S16 sketch/threads sketch/src/compress/compress.cpp 's#const index partitions = std::min<index>(K_, kPartitions);#const index partitions = std::min<index>(K_, params_.threads > 0 ? 5 * params_.threads : kPartitions);#' $st '^SketchThreads\.'
 m S17 sketch/sketch sketch/src/hashing/hashing.cpp 's#return static_cast<std::int8_t>((u >> 31) ? -1 : 1);#return static_cast<std::int8_t>(((u >> 30) \& 1u) ? -1 : 1);#' $st '^Sketch\.HashTables'
+m S18 sketch/recovery sketch/src/estimate/float_medians.hpp 's#static float bound(double v) { return static_cast<float>(v); }#static float bound(double v) { return static_cast<float>(v) * 1.0000001f; }#' $st '^Recovery\.'
+m S19 sketch/recovery sketch/src/estimate/compressed_product.cpp 's#if (!(std::fabs(e.value) < final_floor)) all.push_back(e);#if (std::fabs(e.value) > final_floor) all.push_back(e);#' $st '^Recovery\.'
+m S20 sketch/refine sketch/src/exact/refine.cpp 's#n = std::min(limit, std::max(4 \* n, needed));#n = std::min(limit, 4 * n);#' $st '^Refine\.'
+m S21 sketch/threads sketch/src/estimate/noise_model.cpp 's#const std::int64_t pieces = std::clamp<std::int64_t>(n >> 15, 1, 64);#const std::int64_t pieces = omp_get_max_threads();#' $st '^SketchThreads\.'
+m S22 sketch/exact sketch/src/exact/exact_entries.cpp 's#for (int x = 0; x < 4; ++x) sum\[x\] += row\[x\]\[k\] \* column\[x\]\[k\];#for (int x = 0; x < 4; ++x) sum[x] += row[x][k] * column[(x + 1) % 4][k];#' $st '^(ExactEntries|Refine)\.'
 
 # --- matrix_io: number parsing, symmetry ---------------------------------------------------------
 mt=matrix_io_tests
