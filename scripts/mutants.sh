@@ -49,7 +49,7 @@ m S2 sketch/error_bars sketch/src/estimate/entry_ranking.hpp 's#Entry e{i, j, 0.
 m S3 sketch/error_bars sketch/src/estimate/compressed_product.cpp 's#return frobenius_ / std::sqrt(static_cast<double>(buckets()));#return frobenius_ / static_cast<double>(buckets());#' $st '^ErrorBars\.'
 m S4 sketch/error_bars sketch/src/estimate/compressed_product.cpp 's#return n % 2 ? v\[n / 2\] : 0.5 \* (v\[n / 2 - 1\] + v\[n / 2\]);#return v[n / 2];#' $st '^(ErrorBars|Sketch)\.'
 m S5 sketch/recovery sketch/src/estimate/entry_ranking.hpp 's#if (all.size() > k) all.resize(k);#if (false) all.resize(k);#' $st '^Recovery'
-m S6 sketch/recovery sketch/src/estimate/entry_ranking.hpp 's#if (x.row != y.row) return x.row < y.row;#if (x.row != y.row) return x.row > y.row;#' $st '^Recovery'
+m S6 sketch/recovery sketch/include/sketch/entry.hpp 's#  if (x.row != y.row) return x.row < y.row;#  if (x.row != y.row) return x.row > y.row;#' $st '^Recovery'
 m S7 sketch/recovery sketch/src/estimate/heavy_buckets.cpp 's#if (std::fabs(entry.value) >= tau) sink.take(entry);#if (std::fabs(entry.value) > tau) sink.take(entry);#' $st '^Recovery'
 m S8 sketch/recovery sketch/src/estimate/compressed_product.cpp 's#if (std::fabs(e.value) >= threshold) {#if (std::fabs(e.value) > threshold) {#' $st '^Recovery'
 m S9 sketch/verify sketch/src/exact/verify.cpp 's#? err / m.frobenius_exact :#? err / m.frobenius_estimate :#' $st '^VerifyMetrics\.'
@@ -58,8 +58,8 @@ m S11 sketch/verify sketch/src/exact/verify.cpp 's#(estimate - exact).cwiseAbs()
 m S12 sketch/verify sketch/src/exact/verify.cpp 's#return x != y ? x > y : a < b;#return x != y ? x < y : a < b;#' $st '^VerifyMetrics\.'
 m S13 sketch/verify sketch/src/exact/verify.cpp 's#hits += truth.count({e.row, e.col});#hits += truth.count({e.col, e.row});#' $st '^VerifyMetrics\.'
 m S14 sketch/sketch sketch/src/compress/compress.cpp 's#scatter\[h\] += static_cast<Acc>(s < 0 ? -v : v);#scatter[h] += static_cast<Acc>(v);#' $st '^Sketch\.'
-m S15 sketch/sketch sketch/src/compress/compress.cpp 's#{.normalization = fwht::Normalization::inverse, .stabilization#{.normalization = fwht::Normalization::orthonormal, .stabilization#' $st '^Sketch\.'
-m S16 sketch/threads sketch/src/compress/compress.cpp 's#const index partitions = std::min<index>(K_, kPartitions);#const index partitions = std::min<index>(K_, params_.threads > 0 ? 5 * params_.threads : kPartitions);#' $st '^SketchThreads\.'
+m S15 sketch/sketch sketch/src/compress/cpu_engine.hpp 's#{.normalization = fwht::Normalization::inverse, .stabilization = params_.stabilization,#{.normalization = fwht::Normalization::orthonormal, .stabilization = params_.stabilization,#' $st '^Sketch'
+m S16 sketch/threads sketch/src/compress/cpu_engine.hpp 's#return std::min<index>(K, params.partitions > 0 ? params.partitions : kPartitions);#return std::min<index>(K, params.partitions > 0 ? params.partitions : params.threads > 0 ? 5 * params.threads : kPartitions);#' $st '^SketchThreads\.'
 m S17 sketch/sketch sketch/src/hashing/hashing.cpp 's#return static_cast<std::int8_t>((u >> 31) ? -1 : 1);#return static_cast<std::int8_t>(((u >> 30) \& 1u) ? -1 : 1);#' $st '^Sketch\.HashTables'
 m S18 sketch/recovery sketch/src/estimate/float_medians.hpp 's#static float bound(double v) { return static_cast<float>(v); }#static float bound(double v) { return static_cast<float>(v) * 1.0000001f; }#' $st '^Recovery\.'
 m S19 sketch/recovery sketch/src/estimate/compressed_product.cpp 's#if (!(std::fabs(e.value) < final_floor)) all.push_back(e);#if (std::fabs(e.value) > final_floor) all.push_back(e);#' $st '^Recovery\.'
@@ -77,7 +77,7 @@ m M5 matrix_io/read matrix_io/src/entry_parser.hpp 's#case Symmetry::skew_symmet
 
 # --- app: exit statuses -----------------------------------------------------------------------------
 ap="pagh_mm_cli_test pagh-mm"
-m A1 app/exit_status app/cli_error.cpp 's#return print(ExitCode::software, command.empty() ? "out of memory#return print(ExitCode::data, command.empty() ? "out of memory#' "$ap" '^app\.CliLimited\.'
+m A1 app/exit_status app/cli_error.cpp 's#return failure_of(ExitCode::software, command.empty() ? "out of memory#return failure_of(ExitCode::data, command.empty() ? "out of memory#' "$ap" '^app\.CliLimited\.'
 m A2 app/errors app/main.cpp 's#    return pagh_mm::to_int(pagh_mm::ExitCode::io_error);#    return status;#' "$ap" '^app\.Cli\.WriteError'
 m A3 app/exit_status app/output_files.cpp 's#? ExitCode::cannot_create : ExitCode::io_error;#? ExitCode::cannot_create : ExitCode::cannot_create;#' "$ap" '^app\.CliLimited\.'
 m A4 app/errors app/exit_codes.hpp 's#  io_error = 74, #  io_error = 75, #' "$ap" '^app\.Cli(Limited)?\.'
