@@ -206,8 +206,8 @@ class CompressedProduct {
   CompressTimings timings_;
   double frobenius_ = 0;
   bool finite_ = true;  // every sketch value finite (heavy-bucket recovery needs it)
-  std::shared_ptr<const DeviceSketches> device_;
-  std::shared_ptr<const SketchStatistics> statistics_;  // kept_on_device: measured there, until subtract()  // the same sketches on a device, if a backend keeps them
+  std::shared_ptr<const DeviceSketches> device_;         // the same sketches on a device, if a backend keeps them
+  std::shared_ptr<const SketchStatistics> statistics_;  // kept_on_device: measured there, until subtract()
 };
 
 // Median of a small array (reorders it); the mean of the two middle values for even sizes.

@@ -143,11 +143,7 @@ std::span<const double> CompressedProduct::sketch(int t) const {
 double CompressedProduct::sigma() const { return frobenius_ / std::sqrt(static_cast<double>(buckets())); }
 
 Entry CompressedProduct::entry(std::int64_t i, std::int64_t j) const {
-  if (i < 0 || i >= rows_ || j < 0 || j >= cols_)
-    throw Error("pagh::CompressedProduct::estimate", "entry (" + std::to_string(i) + ", " + std::to_string(j) +
-                                                         ") is outside the " + std::to_string(rows_) + " x " +
-                                                         std::to_string(cols_) + " product");
-  std::vector<double> single = estimates_of(i, j);
+  std::vector<double> single = estimates_of(i, j);  // range checked there
   return summarize(i, j, single);
 }
 

@@ -183,8 +183,9 @@ struct BestSink {  // top_k(): the best k, and how many qualified
 
 // The planner's view of a product: its scans prefilter through rounded medians where they can.
 recovery::Shape shape_of(const CompressedProduct& c) {
-  const double cost = detail::FloatMedians::applies(c.repetitions(), c.buckets(), static_cast<double>(c.rows()) * static_cast<double>(c.cols())) ? detail::FloatMedians::kScanCost : 1.0;
-  return {c.rows(), c.cols(), c.buckets(), c.repetitions(), cost};
+  const recovery::Shape shape{c.rows(), c.cols(), c.buckets(), c.repetitions()};
+  const bool prefiltered = detail::FloatMedians::applies(shape.repetitions, shape.buckets, shape.entries());
+  return {shape.rows, shape.cols, shape.buckets, shape.repetitions, prefiltered ? detail::FloatMedians::kScanCost : 1.0};
 }
 
 }  // namespace
@@ -203,8 +204,9 @@ class CompressedProduct::Recoverer {
   }
   double pooled(std::int64_t rank) {
     if (pool_.empty()) {
-      pool_.resize(c_.host_values().size());
-      std::transform(c_.host_values().begin(), c_.host_values().end(), pool_.begin(), [](double v) { return std::fabs(v); });
+      const std::vector<double>& values = c_.host_values();
+      pool_.resize(values.size());
+      std::transform(values.begin(), values.end(), pool_.begin(), [](double v) { return std::fabs(v); });
     }
     return pooled_magnitude(pool_, ranked_, static_cast<std::size_t>(rank));
   }

@@ -123,14 +123,12 @@ std::vector<Entry> ExactEntries::evaluate(const std::vector<Entry>& positions, i
   std::vector<std::size_t> order(positions.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return positions[x].row < positions[y].row; });
-  std::size_t distinct_rows = 0;
-  for (std::size_t t = 0; t < order.size(); ++t) distinct_rows += t == 0 || positions[order[t]].row != positions[order[t - 1]].row;
-  const std::size_t group_rows = std::clamp<std::size_t>(distinct_rows / (4 * static_cast<std::size_t>(team)), 1, kRows);
+  std::vector<std::size_t> row_starts;  // into order: where each distinct row begins
+  for (std::size_t t = 0; t < order.size(); ++t)
+    if (t == 0 || positions[order[t]].row != positions[order[t - 1]].row) row_starts.push_back(t);
+  const std::size_t group_rows = std::clamp<std::size_t>(row_starts.size() / (4 * static_cast<std::size_t>(team)), 1, kRows);
   std::vector<std::size_t> group_starts;  // into order
-  for (std::size_t t = 0, distinct = 0; t < order.size(); ++t) {
-    const bool new_row = t == 0 || positions[order[t]].row != positions[order[t - 1]].row;
-    if (new_row && distinct++ % group_rows == 0) group_starts.push_back(t);
-  }
+  for (std::size_t r = 0; r < row_starts.size(); r += group_rows) group_starts.push_back(row_starts[r]);
   group_starts.push_back(order.size());
   const std::int64_t groups = static_cast<std::int64_t>(group_starts.size()) - 1;
   // Each position reads a row of A with stride m: worth threads well before 256 of them.
