@@ -3,7 +3,9 @@
 // in one process, interleaved. Built only when CMake is given both checkouts (-DPAGH_COMPMATMUL_DIR=...
 // -DPAGH_FFHT_DIR=...); neither is ever part of the library.
 //
-//   sketch_vs_compmatmul [--n 1024,2048,4096] [--d 1,3] [--threads 1,2] [--rounds 7]
+//   sketch_vs_compmatmul [--n 1024,2048,4096] [--d 1,3] [--threads 1,2] [--rounds 7] [--only pagh|compmatmul]
+//
+// --only times one library alone (for a profiler; the other's columns and the ratios read 0).
 //
 // Dense Gaussian fp64 A (n x n) and B (n x n), b = 8n, d repetitions. Both read the same memory:
 // A column-major is compmatmul's A^T row-major, and B is row-major (pagh::RowMajorMatrixXd), the
@@ -38,7 +40,7 @@
 namespace {
 
 constexpr const char* kUsage =
-    "usage: sketch_vs_compmatmul [--n N,...] [--d D,...] [--threads T,...] [--rounds R]\n"
+    "usage: sketch_vs_compmatmul [--n N,...] [--d D,...] [--threads T,...] [--rounds R] [--only pagh|compmatmul]\n"
     "Times pagh::compress and compmatmul's FWHT sketch (dense Gaussian fp64, b = 8n) interleaved in one process.\n";
 
 [[noreturn]] void usage_error(const std::string& why) {
@@ -73,6 +75,7 @@ double cpu_ms() {
 }
 
 double median(std::vector<double> v) {
+  if (v.empty()) return 0;
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
   return v[v.size() / 2];
 }
@@ -101,7 +104,9 @@ Inputs make_inputs(int n) {
   return in;
 }
 
-void compare(const Inputs& in, int n, int d, int threads, int rounds) {
+enum class Only { both, pagh, compmatmul };
+
+void compare(const Inputs& in, int n, int d, int threads, int rounds, Only only) {
   const int b = 8 * n;
   const pagh::SketchParams base{.buckets = b, .repetitions = d, .precision = fwht::DType::f64, .threads = threads};
   auto run_pagh = [&](std::uint64_t seed) {
@@ -136,6 +141,7 @@ void compare(const Inputs& in, int n, int d, int threads, int rounds) {
     const std::uint64_t seed = 1000 + static_cast<std::uint64_t>(r);
     for (int which = 0; which < 2; ++which) {
       const bool pagh = (which == 0) == (r % 2 == 0);
+      if (only != Only::both && pagh != (only == Only::pagh)) continue;
       const double start = now_ms(), cpu_start = cpu_ms();
       if (pagh) {
         const auto product = run_pagh(seed);
@@ -154,9 +160,9 @@ void compare(const Inputs& in, int n, int d, int threads, int rounds) {
   // Each round's own CPU-time ratio (its two calls ran back to back), then their median: the
   // machine's load drifts between rounds on a shared machine, less within one.
   std::vector<double> paired;
-  for (std::size_t r = 0; r < pagh_cpu.size(); ++r) paired.push_back(pagh_cpu[r] / cmm_cpu[r]);
-  std::printf("%6d %7d %3d %7d %10.1f %10.1f %8.3f %10.1f %10.1f %8.3f %8.3f   %7.1f %6.1f %8.1f %7.1f\n", n, b, d, threads, p, c, p / c, pc,
-              cc, pc / cc, median(paired), median(arrange), median(hashing), median(sketching), median(inverse));
+  for (std::size_t r = 0; r < std::min(pagh_cpu.size(), cmm_cpu.size()); ++r) paired.push_back(pagh_cpu[r] / cmm_cpu[r]);
+  std::printf("%6d %7d %3d %7d %10.1f %10.1f %8.3f %10.1f %10.1f %8.3f %8.3f   %7.1f %6.1f %8.1f %7.1f\n", n, b, d, threads, p, c, c > 0 ? p / c : 0.0, pc,
+              cc, cc > 0 ? pc / cc : 0.0, median(paired), median(arrange), median(hashing), median(sketching), median(inverse));
   std::fflush(stdout);
 }
 
@@ -165,6 +171,7 @@ void compare(const Inputs& in, int n, int d, int threads, int rounds) {
 int main(int argc, char** argv) {
   std::vector<int> ns{1024, 2048, 4096}, ds{1, 3}, thread_counts{1, 2};
   int rounds = 7;
+  Only only = Only::both;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
@@ -183,6 +190,9 @@ int main(int argc, char** argv) {
       thread_counts = parse_list(arg, value, 1, 1024);
     } else if (arg == "--rounds") {
       rounds = parse_list(arg, value, 1, 100000).front();
+    } else if (arg == "--only") {
+      if (value != "pagh" && value != "compmatmul") usage_error("--only: '" + value + "' is neither pagh nor compmatmul");
+      only = value == "pagh" ? Only::pagh : Only::compmatmul;
     } else {
       usage_error("unknown option " + arg);
     }
@@ -196,7 +206,7 @@ int main(int argc, char** argv) {
     for (int n : ns) {
       const Inputs in = make_inputs(n);
       for (int d : ds)
-        for (int threads : thread_counts) compare(in, n, d, threads, rounds);
+        for (int threads : thread_counts) compare(in, n, d, threads, rounds, only);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "sketch_vs_compmatmul: %s\n", e.what());

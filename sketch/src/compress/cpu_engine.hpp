@@ -16,7 +16,8 @@
 //
 // Determinism: k is split into S = kPartitions ranges [K s / S, K (s+1) / S) whatever the thread
 // count (S = SketchParams::partitions when set); each range sums its own P_t (and time-domain direct
-// part) over its k in order, and the ranges are summed in order. Threads take whole ranges, so the result is the same bits for
+// part) over its k in order, and the ranges are summed in order (cpu_engine_fold.hpp: folded as they
+// finish). Threads take whole ranges, so the result is the same bits for
 // every thread count (tests/sketch: engine_reference_test.cpp against a reference written from this
 // paragraph, threads_test.cpp).
 #pragma once
@@ -34,6 +35,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "compress/cpu_engine_fold.hpp"
 #include "compress/cpu_lines.hpp"
 #include "compress/direct_adds.hpp"
 #include "fwht/fwht.hpp"
@@ -78,20 +80,6 @@ struct AlignedBuffer {
   T* data;
 };
 
-// Cache-line aligned storage for the per-range spectra P_t: the transform product's full-width loads
-// and stores of P would otherwise straddle two cache lines at every other (AVX2) or every (AVX-512)
-// vector where malloc's 16-byte alignment leaves them.
-template <class T>
-struct CacheLineAllocator {
-  using value_type = T;
-  CacheLineAllocator() = default;
-  template <class U>
-  CacheLineAllocator(const CacheLineAllocator<U>&) {}
-  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64})); }
-  void deallocate(T* p, std::size_t) { ::operator delete(p, std::align_val_t{64}); }
-  friend bool operator==(const CacheLineAllocator&, const CacheLineAllocator&) { return true; }
-};
-
 // The engine for one storage type T of the transformed vectors; Acc accumulates (and scatters).
 template <class T, class LinesA, class LinesB>
 class Engine {
@@ -109,6 +97,7 @@ class Engine {
     const index partitions = partitions_for(K_, params_);
     build_bucket_orders();
     std::vector<Partition> parts(static_cast<std::size_t>(partitions));
+    OrderedFold<Acc> fold(partitions, static_cast<std::size_t>(buckets_) * static_cast<std::size_t>(d_));
     std::vector<std::unique_ptr<Workspace>> workspaces(static_cast<std::size_t>(std::max(threads, 1)));
     paths_.assign(static_cast<std::size_t>(K_), Path::empty);
 
@@ -119,7 +108,10 @@ class Engine {
       try {
         auto& workspace = workspaces[static_cast<std::size_t>(omp_get_thread_num())];
         if (!workspace) workspace = std::make_unique<Workspace>(buckets_, params_);
-        sketch_range(K_ * s / partitions, K_ * (s + 1) / partitions, parts[static_cast<std::size_t>(s)], *workspace);
+        Partition& part = parts[static_cast<std::size_t>(s)];
+        part.sums = fold.take();
+        sketch_range(K_ * s / partitions, K_ * (s + 1) / partitions, part, *workspace);
+        fold.finished(s, std::move(part.sums));
       } catch (const std::exception& e) {
 #pragma omp critical(pagh_compress_failure)
         failure = e.what();
@@ -131,15 +123,14 @@ class Engine {
     timings.sketching_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
     const auto inverse_start = std::chrono::steady_clock::now();
-    std::vector<double> sketches = reduce_and_invert(parts, threads);
+    std::vector<double> sketches = invert(fold, threads);
     timings.inverse_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - inverse_start).count();
     return sketches;
   }
 
  private:
   struct Partition {
-    std::vector<Acc, CacheLineAllocator<Acc>> spectrum;  // d x b, allocated with the range's first transformed k
-    std::vector<double> direct;  // d x b, allocated with its first direct k
+    RangeSums<Acc> sums;  // while the range is sketched: P_t allocated with its first transformed k, the direct part with its first direct k
     index empty_k = 0, direct_k = 0, transformed_k = 0;
   };
 
@@ -285,8 +276,11 @@ class Engine {
   }
   double* direct_of(Partition& part, int t) const {
     const auto b = static_cast<std::size_t>(buckets_);
-    if (part.direct.empty()) assign_zeroed(part.direct, b * static_cast<std::size_t>(d_));
-    return part.direct.data() + static_cast<std::size_t>(t) * b;
+    return part.sums.direct_at(static_cast<std::size_t>(t) * b, b * static_cast<std::size_t>(d_));
+  }
+  Acc* spectrum_of(Partition& part, int t) const {
+    const auto b = static_cast<std::size_t>(buckets_);
+    return part.sums.spectrum_at(static_cast<std::size_t>(t) * b, b * static_cast<std::size_t>(d_));
   }
 
   // sketch_range on the fused path (TransformProduct leaves the workspace's vectors zero, too).
@@ -303,12 +297,12 @@ class Engine {
           add_outer_product(t, k, ahead(k, k_end), direct_of(part, t), w.direct);
           continue;
         }
-        if (part.spectrum.empty()) assign_zeroed(part.spectrum, b * static_cast<std::size_t>(d_));
+        Acc* P = spectrum_of(part, t);
         FillContext context{*this, t, k, next_k(t, k, k_begin, k_end), deciding ? &path : nullptr, &part};
         if constexpr (LinesA::kCountsKnown) context.nonzeros[0] = a_.nnz(k);
         if constexpr (LinesB::kCountsKnown) context.nonzeros[1] = b_.nnz(k);
         if constexpr (kScatterInStorage)
-          w.product->accumulate(part.spectrum.data() + static_cast<std::size_t>(t) * b, reinterpret_cast<Acc*>(w.vectors()),
+          w.product->accumulate(P, reinterpret_cast<Acc*>(w.vectors()),
                                 reinterpret_cast<Acc*>(w.vectors()) + b + Workspace::kVectorGap,
                                 {&FillContext::fill, &context, deciding ? &FillContext::decide : nullptr});
         if (deciding && path == Path::direct) add_outer_product(t, k, ahead(k, k_end), direct_of(part, t), w.direct);
@@ -343,13 +337,11 @@ class Engine {
         }
         if (path == Path::empty) continue;
         if (path == Path::direct) {
-          if (part.direct.empty()) assign_zeroed(part.direct, b * static_cast<std::size_t>(d_));
-          add_outer_product(t, k, ahead(k, k_end), part.direct.data() + static_cast<std::size_t>(t) * b, w.direct);
+          add_outer_product(t, k, ahead(k, k_end), direct_of(part, t), w.direct);
           continue;
         }
         if (!scattered) scatter_pair(t, k, next_k(t, k, k_begin, k_end), xa, xb);
-        if (part.spectrum.empty()) assign_zeroed(part.spectrum, b * static_cast<std::size_t>(d_));
-        Acc* P = part.spectrum.data() + static_cast<std::size_t>(t) * b;
+        Acc* P = spectrum_of(part, t);
         if constexpr (kScatterInStorage) {
           w.plan.execute(std::span<T>(va, 2 * b));
           multiply_accumulate_clear(P, va, vb, buckets_);
@@ -412,36 +404,19 @@ class Engine {
     });
   }
 
-  // Sums the ranges in order (each element independently, so split across threads), then one
-  // inverse transform per repetition: c_t = H P_t / b plus the direct parts.
-  std::vector<double> reduce_and_invert(std::vector<Partition>& parts, int threads) const {
+  // The ranges' sums (folded in order by the ranges' threads), then one inverse transform per
+  // repetition: c_t = H P_t / b plus the direct parts. No transformed k: the spectrum is zero and its
+  // inverse adds +0.0 (the same bits), so both are skipped.
+  std::vector<double> invert(OrderedFold<Acc>& fold, int threads) const {
     const std::size_t total = static_cast<std::size_t>(buckets_) * static_cast<std::size_t>(d_);
-    // No transformed k: the spectrum is zero and its inverse adds +0.0 (the same bits): skip both.
-    // One range's direct part is then the result itself (0.0 + c is c: c is never -0.0, its sums
-    // start from +0.0).
-    const bool transformed = std::any_of(parts.begin(), parts.end(), [](const Partition& part) { return !part.spectrum.empty(); });
-    if (!transformed && parts.size() == 1 && !parts.front().direct.empty()) return std::move(parts.front().direct);
-    std::vector<Acc> spectrum;
-    std::vector<double> sketches;
-    assign_zeroed(spectrum, transformed ? total : 0);
-    assign_zeroed(sketches, total);
-    const auto n = static_cast<index>(total);
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && n >= (index{1} << 16))
-    for (index h = 0; h < n; ++h) {
-      Acc s = 0;
-      double c = 0;
-      for (const Partition& part : parts) {
-        if (!part.spectrum.empty()) s += part.spectrum[static_cast<std::size_t>(h)];
-        if (!part.direct.empty()) c += part.direct[static_cast<std::size_t>(h)];
-      }
-      if (transformed) spectrum[static_cast<std::size_t>(h)] = s;
-      sketches[static_cast<std::size_t>(h)] = c;
-    }
-    if (!transformed) return sketches;
+    std::vector<double> sketches = std::move(fold.direct());
+    if (sketches.empty()) assign_zeroed(sketches, total);
+    if (!fold.transformed()) return sketches;
+    auto& spectrum = fold.spectrum();
     fwht::Plan inverse({.n = buckets_, .batch = d_}, fwht::dtype_of<Acc>(),
                        {.normalization = fwht::Normalization::inverse, .stabilization = params_.stabilization,
                         .algorithm = params_.algorithm, .threads = threads});
-    inverse.execute(std::span<Acc>(spectrum));
+    inverse.execute(std::span<Acc>(spectrum.data(), total));
     for (std::size_t h = 0; h < total; ++h) sketches[h] += static_cast<double>(spectrum[h]);
     return sketches;
   }

@@ -1,0 +1,131 @@
+// The CPU engine's sum over its ranges of inner indices (cpu_engine.hpp), folded in range order as
+// the ranges finish rather than after all of them.
+//
+// Each range s sums its own spectrum P_s (d x b, Acc) and time-domain direct part D_s (d x b,
+// double) from zero; the result is T = ((0 + P_0) + P_1) + ... and C = ((0 + D_0) + D_1) + ...,
+// element by element, over the ranges that used them (the determinism contract in cpu_engine.hpp).
+// Whichever thread finishes the range that is next in that order adds it, and every later range
+// already finished, to T and C while the other threads go on sketching; a range that finishes
+// early waits in a queue (nothing blocks). The fold writes zeros back to P_s and D_s as it reads
+// them, and the buffers go back to a pool for the next range: a range's buffers are ones a
+// previous range left in the cache, not fresh pages to fault in and clear, and there are about as
+// many live as threads instead of one per range, and no pass over all ranges' sums at the end.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <new>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "compress/huge_pages.hpp"
+
+// Sums round one operation at a time, as everywhere in the engine.
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=off")
+
+namespace pagh::cpu_sketch {
+
+// Cache-line aligned storage for the per-range spectra P_t: the transform product's full-width loads
+// and stores of P would otherwise straddle two cache lines at every other (AVX2) or every (AVX-512)
+// vector where malloc's 16-byte alignment leaves them.
+template <class T>
+struct CacheLineAllocator {
+  using value_type = T;
+  CacheLineAllocator() = default;
+  template <class U>
+  CacheLineAllocator(const CacheLineAllocator<U>&) {}
+  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64})); }
+  void deallocate(T* p, std::size_t) { ::operator delete(p, std::align_val_t{64}); }
+  friend bool operator==(const CacheLineAllocator&, const CacheLineAllocator&) { return true; }
+};
+
+// One range's sums while it is sketched: allocated at first use, zero when handed out.
+template <class Acc>
+struct RangeSums {
+  std::vector<Acc, CacheLineAllocator<Acc>> spectrum;  // d x b
+  std::vector<double> direct;                          // d x b
+  bool spectrum_used = false, direct_used = false;     // by the range holding them now
+
+  Acc* spectrum_at(std::size_t offset, std::size_t size) {
+    if (spectrum.empty()) assign_zeroed(spectrum, size);
+    spectrum_used = true;
+    return spectrum.data() + offset;
+  }
+  double* direct_at(std::size_t offset, std::size_t size) {
+    if (direct.empty()) assign_zeroed(direct, size);
+    direct_used = true;
+    return direct.data() + offset;
+  }
+};
+
+template <class Acc>
+class OrderedFold {
+ public:
+  OrderedFold(std::int64_t ranges, std::size_t size) : size_(size), pending_(static_cast<std::size_t>(ranges)) {}
+
+  // Zero sums for a range (from the pool where one is free).
+  RangeSums<Acc> take() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (pool_.empty()) return {};
+    RangeSums<Acc> sums = std::move(pool_.back());
+    pool_.pop_back();
+    return sums;
+  }
+
+  // Range s is done: its sums join the queue, and where s is next in order and no thread is
+  // folding, this thread folds it and every consecutive range finished meanwhile.
+  void finished(std::int64_t s, RangeSums<Acc> sums) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    pending_[static_cast<std::size_t>(s)] = std::move(sums);
+    if (folding_ || s != next_) return;
+    folding_ = true;
+    while (next_ < static_cast<std::int64_t>(pending_.size()) && pending_[static_cast<std::size_t>(next_)]) {
+      RangeSums<Acc> range = std::move(*pending_[static_cast<std::size_t>(next_)]);
+      pending_[static_cast<std::size_t>(next_)].reset();
+      lock.unlock();
+      fold(range);  // T and C are this thread's alone while folding_ is set
+      lock.lock();
+      pool_.push_back(std::move(range));
+      ++next_;
+    }
+    folding_ = false;
+  }
+
+  // After every range has finished: whether any range transformed a k, T, and C (empty: no direct k).
+  bool transformed() const { return !spectrum_.empty(); }
+  std::vector<Acc, CacheLineAllocator<Acc>>& spectrum() { return spectrum_; }
+  std::vector<double>& direct() { return direct_; }
+
+ private:
+  void fold(RangeSums<Acc>& range) {
+    if (range.spectrum_used) {
+      if (spectrum_.empty()) assign_zeroed(spectrum_, size_);
+      Acc* t = spectrum_.data();
+      Acc* p = range.spectrum.data();
+      for (std::size_t h = 0; h < size_; ++h) t[h] += p[h], p[h] = Acc{0};
+    }
+    if (range.direct_used) {
+      if (direct_.empty()) assign_zeroed(direct_, size_);
+      double* c = direct_.data();
+      double* q = range.direct.data();
+      for (std::size_t h = 0; h < size_; ++h) c[h] += q[h], q[h] = 0.0;
+    }
+    range.spectrum_used = range.direct_used = false;
+  }
+
+  std::size_t size_;
+  std::mutex mutex_;
+  std::vector<std::optional<RangeSums<Acc>>> pending_;
+  std::int64_t next_ = 0;
+  bool folding_ = false;
+  std::vector<RangeSums<Acc>> pool_;
+  std::vector<Acc, CacheLineAllocator<Acc>> spectrum_;
+  std::vector<double> direct_;
+};
+
+}  // namespace pagh::cpu_sketch
+
+#pragma GCC pop_options
