@@ -103,8 +103,8 @@ class Engine {
 
     const auto start = std::chrono::steady_clock::now();
     std::string failure;
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1)
-    for (index s = 0; s < partitions; ++s) {
+#pragma omp parallel num_threads(threads) if (threads > 1)
+    for (index s; (s = fold.claim()) >= 0;) {
       try {
         auto& workspace = workspaces[static_cast<std::size_t>(omp_get_thread_num())];
         if (!workspace) workspace = std::make_unique<Workspace>(buckets_, params_);
@@ -404,10 +404,11 @@ class Engine {
     });
   }
 
-  // The ranges' sums (folded in order by the ranges' threads), then one inverse transform per
+  // The ranges' sums (folded in order by the ranges' threads, the last wave here), then one inverse transform per
   // repetition: c_t = H P_t / b plus the direct parts. No transformed k: the spectrum is zero and its
   // inverse adds +0.0 (the same bits), so both are skipped.
   std::vector<double> invert(OrderedFold<Acc>& fold, int threads) const {
+    fold.fold_rest(threads);
     const std::size_t total = static_cast<std::size_t>(buckets_) * static_cast<std::size_t>(d_);
     std::vector<double> sketches = std::move(fold.direct());
     if (sketches.empty()) assign_zeroed(sketches, total);

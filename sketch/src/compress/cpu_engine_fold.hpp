@@ -4,14 +4,18 @@
 // Each range s sums its own spectrum P_s (d x b, Acc) and time-domain direct part D_s (d x b,
 // double) from zero; the result is T = ((0 + P_0) + P_1) + ... and C = ((0 + D_0) + D_1) + ...,
 // element by element, over the ranges that used them (the determinism contract in cpu_engine.hpp).
-// Whichever thread finishes the range that is next in that order adds it, and every later range
-// already finished, to T and C while the other threads go on sketching; a range that finishes
-// early waits in a queue (nothing blocks). The fold writes zeros back to P_s and D_s as it reads
-// them, and the buffers go back to a pool for the next range: a range's buffers are ones a
-// previous range left in the cache, not fresh pages to fault in and clear, and there are about as
-// many live as threads instead of one per range, and no pass over all ranges' sums at the end.
+// Threads claim ranges here in order. Whichever thread finishes the range that is next in that
+// order adds it, and every later range already finished, to T and C while the other threads go on
+// sketching; a range that finishes early waits in a queue (nothing blocks). The fold writes zeros
+// back to P_s and D_s as it reads them, and the buffers go back to a pool for the next range: a
+// range's buffers are ones a previous range left in the cache, not fresh pages to fault in and
+// clear, and there are about as many live as threads instead of one per range. Once every range
+// is claimed (the last wave, which no sketching overlaps) the ranges still to fold wait for
+// fold_rest, which adds them with all threads, each taking a share of the elements.
 #pragma once
 
+#include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -64,7 +68,13 @@ struct RangeSums {
 template <class Acc>
 class OrderedFold {
  public:
-  OrderedFold(std::int64_t ranges, std::size_t size) : size_(size), pending_(static_cast<std::size_t>(ranges)) {}
+  OrderedFold(std::int64_t ranges, std::size_t size) : size_(size), ranges_(ranges), pending_(static_cast<std::size_t>(ranges)) {}
+
+  // The next range to sketch, in order; -1 when all are claimed.
+  std::int64_t claim() {
+    const std::int64_t s = claimed_.fetch_add(1, std::memory_order_relaxed);
+    return s < ranges_ ? s : -1;
+  }
 
   // Zero sums for a range (from the pool where one is free).
   RangeSums<Acc> take() {
@@ -76,13 +86,14 @@ class OrderedFold {
   }
 
   // Range s is done: its sums join the queue, and where s is next in order and no thread is
-  // folding, this thread folds it and every consecutive range finished meanwhile.
+  // folding, this thread folds it and every consecutive range finished meanwhile, up to the last
+  // wave (left to fold_rest).
   void finished(std::int64_t s, RangeSums<Acc> sums) {
     std::unique_lock<std::mutex> lock(mutex_);
     pending_[static_cast<std::size_t>(s)] = std::move(sums);
     if (folding_ || s != next_) return;
     folding_ = true;
-    while (next_ < static_cast<std::int64_t>(pending_.size()) && pending_[static_cast<std::size_t>(next_)]) {
+    while (next_ < ranges_ && pending_[static_cast<std::size_t>(next_)] && claimed_.load(std::memory_order_relaxed) < ranges_) {
       RangeSums<Acc> range = std::move(*pending_[static_cast<std::size_t>(next_)]);
       pending_[static_cast<std::size_t>(next_)].reset();
       lock.unlock();
@@ -94,7 +105,34 @@ class OrderedFold {
     folding_ = false;
   }
 
-  // After every range has finished: whether any range transformed a k, T, and C (empty: no direct k).
+  // After every range has finished (outside the threads' parallel region): the ranges not folded
+  // yet, in order, each of `threads` threads adding them over its share of the elements.
+  void fold_rest(int threads) {
+    std::vector<RangeSums<Acc>*> rest;
+    bool spectra = false, directs = false;
+    for (std::int64_t s = next_; s < ranges_; ++s) {
+      RangeSums<Acc>& range = *pending_[static_cast<std::size_t>(s)];
+      rest.push_back(&range);
+      spectra = spectra || range.spectrum_used, directs = directs || range.direct_used;
+    }
+    next_ = ranges_;
+    if (spectra && spectrum_.empty()) assign_zeroed(spectrum_, size_);
+    if (directs && direct_.empty()) assign_zeroed(direct_, size_);
+    constexpr std::int64_t kChunk = 4096;
+    const auto chunks = static_cast<std::int64_t>((size_ + kChunk - 1) / kChunk);
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && chunks >= 16)
+    for (std::int64_t c = 0; c < chunks; ++c) {
+      const std::size_t begin = static_cast<std::size_t>(c * kChunk), end = std::min(size_, begin + kChunk);
+      for (const RangeSums<Acc>* range : rest) {
+        if (range->spectrum_used)
+          for (std::size_t h = begin; h < end; ++h) spectrum_[h] += range->spectrum[h];
+        if (range->direct_used)
+          for (std::size_t h = begin; h < end; ++h) direct_[h] += range->direct[h];
+      }
+    }
+  }
+
+  // After fold_rest: whether any range transformed a k, T, and C (empty: no direct k).
   bool transformed() const { return !spectrum_.empty(); }
   std::vector<Acc, CacheLineAllocator<Acc>>& spectrum() { return spectrum_; }
   std::vector<double>& direct() { return direct_; }
@@ -117,6 +155,8 @@ class OrderedFold {
   }
 
   std::size_t size_;
+  std::int64_t ranges_;
+  std::atomic<std::int64_t> claimed_{0};
   std::mutex mutex_;
   std::vector<std::optional<RangeSums<Acc>>> pending_;
   std::int64_t next_ = 0;
