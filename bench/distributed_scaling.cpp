@@ -15,9 +15,14 @@
 //   copies into the window and the barriers), add ms, gather ms (to rank 0), then what the kernel did
 //   for the last run's compress, summed over the ranks (/proc/vmstat: transparent huge pages faulted
 //   in, faults that fell back to 4 KiB pages, direct compaction stalls; getrusage: minor faults);
-//   then each rank's own sketch in the last run (ms, rank order): the unequal finish behind wait_ms
+//   then each rank's timeline in the last run (ms, rank order, from the earliest rank's start):
+//   start+tables/engine/lines=end (tables: the shared drawing of the hash tables, as hashing above;
+//   end: when its own sketch was done), the unequal finish behind wait_ms
 // ROUTE (after THREADS; sparse and dense): shared (default: pagh::mpi::SumRoute::automatic, a
-// shared-memory window on one node) or messages (SumRoute::messages, the alternative).
+// shared-memory window on one node) or messages (SumRoute::messages, the alternative). PARTS (after
+// ROUTE): k cut into that many equal shares, rank r sketching share r (default: one per rank; one rank
+// with PARTS 8 sketches alone what each of 8 ranks sketches together). Before the timeline, the
+// slowest rank's own sketch in every run, the warm-up's first (a cold process against repeats).
 //
 // Workloads:
 //   sparse N PER   sparse_product with m = K = p = N, PER nonzeros per row of A and column of B
@@ -78,17 +83,21 @@ PageCounters page_counters() {
 
 template <class MA, class MB>
 void run(const char* workload, const MA& A, const MB& B, int runs, int threads, std::int64_t nnz_a, std::int64_t nnz_b,
-         pagh::mpi::SumRoute route) {
+         pagh::mpi::SumRoute route, int parts) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const std::int64_t K = A.cols();
-  const auto [a, b] = equal_inner_share(A, B, MPI_COMM_WORLD);
+  const auto [a, b] = equal_inner_share(A, B, MPI_COMM_WORLD, parts);
   const pagh::SketchParams params{.seed = 1, .threads = threads};
+  std::vector<double> every_run;  // the slowest rank's own sketch in every run, the warm-up's first
   std::vector<double> sketch, wait, reduce, total, mpi_reduce;
   double stages[7] = {};  // the last run's, each the slowest rank's
   double pages[4] = {};   // the last run's, summed over the ranks
-  std::vector<double> by_rank(static_cast<std::size_t>(size));  // the last run's own sketch of each rank
+  // The last run's timeline of each rank (ms, rank order): when it started (after the barrier, from
+  // the earliest rank's start), its shared tables, engine, lines, and when its own sketch ended.
+  constexpr int kTimeline = 5;
+  std::vector<double> by_rank(static_cast<std::size_t>(size) * kTimeline);
   bool shared_memory = false;  // the route the last run's sum took
   std::int64_t buckets = 0;
   const int warm_up = runs > 1 ? 1 : 0;  // a single run is timed as it is
@@ -115,8 +124,11 @@ void run(const char* workload, const MA& A, const MB& B, int runs, int threads, 
     double slowest[12] = {t.local_ms, t.wait_ms, t.reduce_ms, elapsed, mpi_reduce_ms, c.hashing_ms, c.sketching_ms + c.inverse_ms,
                           c.total_ms - c.hashing_ms - c.sketching_ms - c.inverse_ms, t.local_ms - c.total_ms,
                           t.exchange_ms, t.add_ms, t.gather_ms};
-    MPI_Gather(&t.local_ms, 1, MPI_DOUBLE, by_rank.data(), 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    const double timeline[kTimeline] = {start, c.hashing_ms, c.sketching_ms + c.inverse_ms,
+                                        c.total_ms - c.hashing_ms - c.sketching_ms - c.inverse_ms, start + t.local_ms};
+    MPI_Gather(timeline, kTimeline, MPI_DOUBLE, by_rank.data(), kTimeline, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     MPI_Reduce(rank == 0 ? MPI_IN_PLACE : slowest, slowest, 12, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    every_run.push_back(slowest[0]);
     if (r == 0) continue;  // warm-up
     sketch.push_back(slowest[0]), wait.push_back(slowest[1]), reduce.push_back(slowest[2]), total.push_back(slowest[3]);
     mpi_reduce.push_back(slowest[4]);
@@ -134,8 +146,17 @@ void run(const char* workload, const MA& A, const MB& B, int runs, int threads, 
               "pages: thp %.0f,fallback %.0f,compact stalls %.0f,minor faults %.0f\n",
               workload, size, stages[0], stages[1], stages[2], stages[3], size == 1 ? "none, one rank" : shared_memory ? "shared" : "messages",
               stages[4], stages[5], stages[6], pages[0], pages[1], pages[2], pages[3]);
-  std::printf("ranks,%s,%d,own sketch ms:", workload, size);
-  for (const double ms : by_rank) std::printf(" %.0f", ms);
+  std::printf("runs,%s,%d,sketch ms of every run%s:", workload, size, warm_up ? " (the warm-up first)" : "");
+  for (const double ms : every_run) std::printf(" %.0f", ms);
+  std::printf("\n");
+  // One clock on one node: the ranks' start and end are comparable (steady_clock).
+  double first = by_rank[0];
+  for (int r = 0; r < size; ++r) first = std::min(first, by_rank[static_cast<std::size_t>(r) * kTimeline]);
+  std::printf("ranks,%s,%d,start+tables/engine/lines=end ms:", workload, size);
+  for (int r = 0; r < size; ++r) {
+    const double* x = by_rank.data() + static_cast<std::size_t>(r) * kTimeline;
+    std::printf(" %.0f+%.0f/%.0f/%.0f=%.0f", x[0] - first, x[1], x[2], x[3], x[4] - first);
+  }
   std::printf("\n");
   std::fflush(stdout);
 }
@@ -197,21 +218,22 @@ int main(int argc, char** argv) {
   const auto arg = [&](int i, long long fallback) { return argc > i ? std::atoll(argv[i]) : fallback; };
   const int runs = static_cast<int>(arg(4, 3)), threads = static_cast<int>(arg(5, 1));
   const auto route = argc > 6 && std::string(argv[6]) == "messages" ? pagh::mpi::SumRoute::messages : pagh::mpi::SumRoute::automatic;
+  const int parts = static_cast<int>(arg(7, 0));  // equal shares of k (default: one per rank)
   try {
     namespace mio = pagh::matrix_io;
     if (workload == "sparse") {
       const std::int64_t n = arg(2, 1000000), per = arg(3, 4);
       const auto w = mio::sparse_product({.m = n, .k = n, .p = n, .seed = 3, .a_per_row = per, .b_per_col = per});
-      run("sparse", w.a, w.b, runs, threads, w.a.nonZeros(), w.b.nonZeros(), route);
+      run("sparse", w.a, w.b, runs, threads, w.a.nonZeros(), w.b.nonZeros(), route, parts);
     } else if (workload == "dense") {
       const std::int64_t m = arg(2, 4096), K = arg(3, 1024);
       const auto w = mio::planted_dense({.m = m, .k = K, .p = m, .seed = 3});
-      run("dense", w.a, w.b, runs, threads, w.a.size(), w.b.size(), route);
+      run("dense", w.a, w.b, runs, threads, w.a.size(), w.b.size(), route, parts);
     } else if (workload == "files" && argc > 4) {
       run_files(argv[4], arg(2, 1000000), arg(3, 4), static_cast<int>(arg(5, 1)), static_cast<int>(arg(6, 1)));
     } else {
       std::fprintf(stderr,
-                   "usage: distributed_scaling sparse N PER [RUNS THREADS [shared|messages]] | dense M K [RUNS THREADS [shared|messages]] | "
+                   "usage: distributed_scaling sparse N PER [RUNS THREADS [shared|messages [PARTS]]] | dense M K [RUNS THREADS [shared|messages [PARTS]]] | "
                    "files N PER DIR [RUNS THREADS]\n");
       status = 64;
     }
