@@ -50,7 +50,7 @@ struct Command {
   int status = 0;       // finish: the exit status of the run
   int threads = 0;      // read_inputs, sketch: --threads
   bool transpose_a = false;
-  bool use_cuda = false;  // sketch: rank 0 sketches with the CUDA backend
+  bool use_cuda = false;  // sketch: rank 0 sketches with the CUDA backend; read_*: --backend cuda was asked for
   std::int64_t count = 0;  // evaluate: the positions rank 0 broadcasts next
   pagh::SketchParams params{};
 };
@@ -108,14 +108,25 @@ struct SketchSum {
   bool tried = false;
   std::unique_ptr<pagh::mpi::NcclSum> nccl;
 #endif
+  // Collective, every rank, once (later calls do nothing): connects the ranks' GPUs and starts
+  // NCCL's connections between them (NcclSum::warm_up) on a thread of their own, so that they are
+  // made while the ranks read or sketch, not in the first sum. Called beside the read where the run
+  // asks for --backend cuda, else at the first GPU sketch.
+  void prepare(MPI_Comm comm) {
+#ifdef PAGH_DISTRIBUTED_HAVE_NCCL
+    if (tried) return;
+    int devices = 1;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices < 1) (void)cudaGetLastError(), devices = 1;
+    tried = true, nccl = pagh::mpi::NcclSum::connect(comm, local_rank % devices);
+    if (nccl) nccl->warm_up();
+#else
+    (void)comm;
+#endif
+  }
   std::optional<pagh::CompressedProduct> operator()(MPI_Comm comm, bool on_gpus, const pagh::CompressedProduct& partial,
                                                     pagh::mpi::ReduceTimings& timings, bool& on_devices) {
 #ifdef PAGH_DISTRIBUTED_HAVE_NCCL
-    if (on_gpus && !tried) {
-      int devices = 1;
-      if (cudaGetDeviceCount(&devices) != cudaSuccess || devices < 1) (void)cudaGetLastError(), devices = 1;
-      tried = true, nccl = pagh::mpi::NcclSum::connect(comm, local_rank % devices);
-    }
+    if (on_gpus) prepare(comm);
     on_devices = on_gpus && nccl;
     if (on_devices) {
       std::optional<pagh::cuda::DeviceProduct> sum = pagh::mpi::sum_on_device(partial, *nccl, 0, &timings);
@@ -175,6 +186,7 @@ std::optional<pagh::CompressedProduct> sketch_share(MPI_Comm comm, const std::st
   // CPU ranks draw the hash tables together (each 1/ranks of them) and sum unmeasured values; GPU
   // ranks sketch with their backend, which draws its own.
   const bool on_cpu = backend->name() == "cpu";
+  if (backend->name() == "cuda") sum_of.prepare(comm);  // its connections are made beside the sketch
   std::optional<pagh::CompressedProduct> partial;
   std::optional<pagh::SketchValues> values;
   const double start = pagh::mpi::wall_ms();
@@ -258,6 +270,7 @@ int run_worker(MPI_Comm comm, int local_rank) {
     if (command.step == Step::read_inputs) {
       const std::string a_path = exchange(comm, ""), b_path = exchange(comm, "");
       inputs = a_path + ", " + b_path;
+      if (command.use_cuda) sum_of.prepare(comm);
       try {
         a.emplace(read_input(a_path, command.transpose_a, command.threads));
         b.emplace(read_input(b_path, false, command.threads));
@@ -269,6 +282,7 @@ int run_worker(MPI_Comm comm, int local_rank) {
     if (command.step == Step::read_shares) {
       const std::string a_path = exchange(comm, ""), b_path = exchange(comm, "");
       inputs = a_path + ", " + b_path;
+      if (command.use_cuda) sum_of.prepare(comm);
       try {
         share = read_share(comm, a_path, b_path, command.threads);  // fails on every rank or none: rank 0 ends the run
         if (!share) {  // dense: whole files, as rank 0 reads them now
@@ -312,8 +326,9 @@ int run_worker(MPI_Comm comm, int local_rank) {
 // Queries run on the host copy of the sum, or on rank 0's GPU where the sum was made there (NCCL).
 class DistributedBackend final : public SketchBackend {
  public:
-  DistributedBackend(MPI_Comm comm, std::unique_ptr<SketchBackend> own, const MultiplyOptions& options, const InputShare* share)
-      : comm_(comm), own_(std::move(own)), share_(share), inputs_(options.a_path + ", " + options.b_path),
+  DistributedBackend(MPI_Comm comm, std::unique_ptr<SketchBackend> own, const MultiplyOptions& options, const InputShare* share,
+                     SketchSum& sum_of)
+      : comm_(comm), own_(std::move(own)), share_(share), sum_of_(sum_of), inputs_(options.a_path + ", " + options.b_path),
         threads_(options.sketch.params.threads), verbose_(options.diagnostics.verbose()) {}
 
   std::string name() const override { return own_->name(); }
@@ -349,10 +364,10 @@ class DistributedBackend final : public SketchBackend {
   MPI_Comm comm_;
   std::unique_ptr<SketchBackend> own_;
   const InputShare* share_;  // rank 0's k of A and B when read by byte ranges; the whole a and b otherwise
+  SketchSum& sum_of_;        // the Leader's (connected beside the read where --backend cuda was asked for)
   std::string inputs_;
   int threads_;
   bool verbose_;
-  SketchSum sum_of_;  // rank 0: local rank 0
 };
 
 class Leader final : public MultiplyHooks {
@@ -366,17 +381,22 @@ class Leader final : public MultiplyHooks {
     by_ranges_ = whole.empty();
     if (by_ranges_) return;  // the read is collective: read_inputs starts it on every rank
     if (options.diagnostics.verbose()) std::fprintf(stderr, "pagh-mm: every rank reads the whole inputs (%s)\n", whole.c_str());
-    exchange(comm_, Command{.step = Step::read_inputs, .threads = options.sketch.params.threads, .transpose_a = options.transpose_a});
+    const bool cuda = options.sketch.backend == BackendChoice::cuda;
+    exchange(comm_, Command{.step = Step::read_inputs, .threads = options.sketch.params.threads, .transpose_a = options.transpose_a,
+                            .use_cuda = cuda});
     exchange(comm_, options.a_path);
     exchange(comm_, options.b_path);
+    if (cuda) sum_of_.prepare(comm_);
   }
 
   std::optional<std::pair<InputMatrix, InputMatrix>> read_inputs(const MultiplyOptions& o) override {
     if (!by_ranges_) return std::nullopt;
     const int threads = o.sketch.params.threads;
-    exchange(comm_, Command{.step = Step::read_shares, .threads = threads});
+    const bool cuda = o.sketch.backend == BackendChoice::cuda;
+    exchange(comm_, Command{.step = Step::read_shares, .threads = threads, .use_cuda = cuda});
     exchange(comm_, o.a_path);
     exchange(comm_, o.b_path);
+    if (cuda) sum_of_.prepare(comm_);
     const double start = pagh::mpi::wall_ms();
     share_ = read_share(comm_, o.a_path, o.b_path, threads);
     const double read_ms = pagh::mpi::wall_ms() - start;
@@ -404,7 +424,7 @@ class Leader final : public MultiplyHooks {
   }
 
   std::unique_ptr<SketchBackend> backend(std::unique_ptr<SketchBackend> selected) override {
-    return std::make_unique<DistributedBackend>(comm_, std::move(selected), *options_, share_.get());
+    return std::make_unique<DistributedBackend>(comm_, std::move(selected), *options_, share_.get(), sum_of_);
   }
 
   void finish(int status) { exchange(comm_, Command{.step = Step::finish, .status = status}); }
@@ -414,6 +434,7 @@ class Leader final : public MultiplyHooks {
   const MultiplyOptions* options_ = nullptr;
   bool by_ranges_ = false;
   std::unique_ptr<InputShare> share_;  // rank 0's k of A and B (read_inputs)
+  SketchSum sum_of_;                   // rank 0: local rank 0
 };
 
 // MPI for the lifetime of the command; every MPI call is made from this (the main) thread.

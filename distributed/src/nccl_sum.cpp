@@ -7,7 +7,10 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <exception>
 #include <optional>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "compress/huge_pages.hpp"
@@ -20,6 +23,9 @@ constexpr const char* kWhere = "pagh::mpi::NcclSum";
 // The sum goes piece by piece, as on the host: one receive buffer of 2^24 values (128 MiB), whatever
 // the sketch length.
 constexpr std::int64_t kPieceValues = std::int64_t{1} << 24;
+// What warm_up() sends every peer (512 KiB): NCCL connects a pair of ranks on all the channels it
+// gives them at their first transfer, whatever its size.
+constexpr std::int64_t kWarmUpValues = std::int64_t{1} << 16;
 
 void check(cudaError_t status, const char* what) {
   if (status != cudaSuccess) {
@@ -89,8 +95,15 @@ struct NcclSum::Impl {
   ncclComm_t nccl = nullptr;
   cudaStream_t stream = nullptr;
   DeviceBuffer received, result, upload;
+  std::thread warming;             // warm_up()'s exchange, joined by finish_warm_up()
+  std::exception_ptr warm_failure;  // what it threw
+
+  void finish_warm_up() {
+    if (warming.joinable()) warming.join();
+  }
 
   ~Impl() {
+    finish_warm_up();
     if (stream) (void)cudaStreamSynchronize(stream), (void)cudaStreamDestroy(stream);
     // Abort, not destroy: ncclCommDestroy finalizes, which waits for the peers, and a rank may free
     // its communicator while another still waits for a command (pagh-mm's workers do). Every sum
@@ -158,6 +171,12 @@ std::unique_ptr<NcclSum> NcclSum::connect(MPI_Comm comm, int device, std::string
     if (status != ncclSuccess) impl->nccl = nullptr, reason = ncclGetErrorString(status);
     else if (cudaStreamCreateWithFlags(&impl->stream, cudaStreamNonBlocking) != cudaSuccess)
       (void)cudaGetLastError(), impl->stream = nullptr, reason = "cudaStreamCreate failed";
+    else
+      try {
+        (void)impl->received.at_least(kWarmUpValues * size, "the received segments");  // warm_up()'s, agreed on here
+      } catch (const std::exception& e) {
+        reason = e.what();
+      }
   }
   fine = reason.empty();
   MPI_Allreduce(MPI_IN_PLACE, &fine, 1, MPI_INT, MPI_MIN, comm);
@@ -169,8 +188,36 @@ std::unique_ptr<NcclSum> NcclSum::connect(MPI_Comm comm, int device, std::string
   return std::unique_ptr<NcclSum>(new NcclSum(std::move(impl)));
 }
 
+void NcclSum::warm_up() {
+  Impl& s = *impl_;
+  s.finish_warm_up();
+  s.warm_failure = nullptr;
+  s.warming = std::thread([&s] {
+    try {
+      OnDevice on(s.device);
+      // Like a sum's first step: this rank's slot to every peer, every peer's into its slot (the
+      // values do not matter; connect() made the buffer, so nothing here fails for memory on one
+      // rank alone). Every pair of ranks, both ways: all the pairs any sum uses.
+      double* received = s.received.at_least(kWarmUpValues * s.size, "the received segments");
+      check(ncclGroupStart(), "ncclGroupStart");
+      for (int r = 0; r < s.size; ++r) {
+        if (r == s.rank) continue;
+        check(ncclSend(received + s.rank * kWarmUpValues, static_cast<std::size_t>(kWarmUpValues), ncclDouble, r, s.nccl, s.stream),
+              "ncclSend");
+        check(ncclRecv(received + r * kWarmUpValues, static_cast<std::size_t>(kWarmUpValues), ncclDouble, r, s.nccl, s.stream), "ncclRecv");
+      }
+      check(ncclGroupEnd(), "ncclGroupEnd");
+      check(cudaStreamSynchronize(s.stream), "the warm-up's transfers");
+    } catch (...) {
+      s.warm_failure = std::current_exception();
+    }
+  });
+}
+
 void NcclSum::sum(const double* mine, std::int64_t count, double* out, int root, ReduceTimings* timings) {
   Impl& s = *impl_;
+  s.finish_warm_up();
+  if (s.warm_failure) std::rethrow_exception(std::exchange(s.warm_failure, nullptr));  // NCCL's error, on the rank that saw it
   OnDevice on(s.device);
   const bool receives = root == kEveryRank || s.rank == root;
   const std::int64_t piece = std::min(kPieceValues, count);

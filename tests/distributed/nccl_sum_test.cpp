@@ -162,6 +162,23 @@ TEST_F(NcclSumTest, IntegerInputsMatchOneGpuBitForBit) {
   }
 }
 
+// warm_up (NCCL's connections made on a thread while the ranks sketch) changes no sum: the sums
+// after it equal the host sum bit for bit (check), and a communicator warmed up and dropped unused
+// frees itself on every rank.
+TEST_F(NcclSumTest, SumsAfterAWarmUpAreTheSame) {
+  {
+    auto unused = pagh::mpi::NcclSum::connect(MPI_COMM_WORLD, gpu_);
+    ASSERT_TRUE(unused);
+    unused->warm_up();
+  }
+  nccl_->warm_up();
+  nccl_->warm_up();  // a second one waits for the first
+  const auto sparse = mio::sparse_product({.m = 3000, .k = 2000, .p = 2500, .seed = 7, .integer_entries = true});
+  check(sparse.a, sparse.b, {.seed = 2}, true, 0);
+  nccl_->warm_up();  // after sums too
+  check(sparse.a, sparse.b, {.seed = 3}, true, pagh::mpi::kEveryRank);
+}
+
 // 3 x 2^23 values: two pieces of the sum, the second shorter and split unevenly.
 TEST_F(NcclSumTest, SumsLongerThanAPiece) {
   const auto sparse = mio::sparse_product({.m = 2000, .k = 1500, .p = 1800, .seed = 9, .integer_entries = true});

@@ -51,6 +51,14 @@ class NcclSum {
   MPI_Comm comm() const;  // the communicator connect() was given (not duplicated: it must outlive this object)
   int device() const;
 
+  // Collective in NCCL's sense (every rank of a connected NcclSum calls it; no MPI): NCCL makes its
+  // connections between two ranks at their first transfer, which makes a first sum slower by far
+  // than the next (about a second at 4 GPUs); this starts one exchange of a piece with every peer
+  // on a thread of its own and returns at once, so that the connections (and the sum's receive
+  // buffer) are made while the caller goes on, e.g. sketches. The next sum() (or the destructor)
+  // waits for it first; an error of it is thrown by that sum().
+  void warm_up();
+
   // Collective: out = the sum over ranks of `count` doubles at `mine` (device memory of device()),
   // in rank order, written to `out` (device memory, count doubles) on root or on every rank
   // (kEveryRank); other ranks may pass nullptr. count must be the same on every rank (not checked
