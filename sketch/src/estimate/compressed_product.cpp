@@ -214,33 +214,26 @@ Eigen::MatrixXd CompressedProduct::decompress(std::size_t max_bytes) const {
 }
 
 std::vector<Entry> CompressedProduct::top_k_exhaustive(std::size_t k) const {
-  std::vector<Entry> all;
-  if (k == 0 || rows_ == 0 || cols_ == 0) return all;
+  if (k == 0 || rows_ == 0 || cols_ == 0) return {};
   const int d = repetitions();
   const detail::FloatMedians rounded(tables_, host_values(), finite_);
-  // The largest weakest-kept |value| of the threads whose k are full: an entry below it has k
-  // entries ahead of it in that thread, so it is not among the k best, whichever thread meets it.
-  std::atomic<double> floor{0.0};
+  detail::SharedBestK best(k);
 #pragma omp parallel if (static_cast<double>(rows_) * static_cast<double>(cols_) > kParallelEntries)
   {
-    detail::BestK best(k);  // the best k seen by this thread
+    std::vector<Entry> batch;
+    batch.reserve(detail::SharedBestK::kBatch);
     std::vector<double> row, single(static_cast<std::size_t>(d));
     std::vector<index> reaching;
-    const auto bound = [&] { return std::max(best.full() ? best.weakest() : 0.0, floor.load(std::memory_order_relaxed)); };
-    // Most entries are below the bound: their median decides it, without the rest of summarize()
-    // or the heap; where the rounded medians are at hand, theirs does.
+    // Most entries are below the floor: their median decides it, without the rest of summarize();
+    // where the rounded medians are at hand, theirs does.
     const auto offer = [&](index i, index j) {
-      if (std::fabs(median_of(single)) < bound()) return;
-      best.offer(summarize(i, j, single));
-      if (!best.full()) return;
-      const double weakest = best.weakest();
-      for (double seen = floor.load(std::memory_order_relaxed); weakest > seen;)  // false for NaN
-        if (floor.compare_exchange_weak(seen, weakest, std::memory_order_relaxed)) break;
+      if (std::fabs(median_of(single)) < best.floor()) return;
+      best.offer(summarize(i, j, single), batch);
     };
 #pragma omp for schedule(dynamic, 16)
     for (index i = 0; i < rows_; ++i) {
-      if (rounded.usable()) {  // the bound only rises along the row: its value at the start is a safe one
-        rounded.reaching(i, detail::FloatMedians::bound(bound()), reaching);
+      if (rounded.usable()) {  // the floor only rises along the row: its value at the start is a safe one
+        rounded.reaching(i, detail::FloatMedians::bound(best.floor()), reaching);
         for (index j : reaching) {
           single_estimates(i, j, single);
           offer(i, j);
@@ -253,13 +246,9 @@ std::vector<Entry> CompressedProduct::top_k_exhaustive(std::size_t k) const {
         offer(i, j);
       }
     }
-    // After the loop's barrier the floor is final: what lies below it is not needed for the merge.
-    const double final_floor = floor.load(std::memory_order_relaxed);
-#pragma omp critical(pagh_top_k_merge)
-    for (const Entry& e : best.kept())
-      if (!(std::fabs(e.value) < final_floor)) all.push_back(e);
+    best.hand_over(batch);
   }
-  return detail::best_of(std::move(all), k);
+  return best.ranked();
 }
 
 std::vector<Entry> CompressedProduct::above_exhaustive(double threshold, std::size_t max_entries) const {

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <mutex>
 #include <span>
 #include <vector>
 
@@ -44,6 +46,44 @@ class BestK {
  private:
   std::size_t k_;
   std::vector<Entry> heap_;
+};
+
+// The best k entries that several threads find: each thread collects what reaches the floor into a
+// batch and hands batches over to one heap, so the floor is the k-th best of everything handed over
+// (a heap per thread keeps k of its own and raises the floor only to one thread's k-th best, so that
+// T threads offer and merge up to T times as many entries).
+class SharedBestK {
+ public:
+  static constexpr std::size_t kBatch = 128;
+
+  explicit SharedBestK(std::size_t k) : best_(k) {}
+  // An entry with a smaller |value| is not among the k best (0 until k entries were handed over).
+  double floor() const { return floor_.load(std::memory_order_relaxed); }
+  // Adds `e` to the thread's batch; hands the batch over when it is full.
+  void offer(const Entry& e, std::vector<Entry>& batch) {
+    batch.push_back(e);
+    if (batch.size() >= kBatch) hand_over(batch);
+  }
+  void hand_over(std::vector<Entry>& batch) {
+    if (batch.empty()) return;
+    const std::lock_guard<std::mutex> lock(mutex_);
+    for (const Entry& e : batch) best_.offer(e);
+    batch.clear();
+    // The floor only rises (false for NaN).
+    if (best_.full() && best_.weakest() > floor_.load(std::memory_order_relaxed))
+      floor_.store(best_.weakest(), std::memory_order_relaxed);
+  }
+  // The kept entries, ranked (after every thread has handed its last batch over).
+  std::vector<Entry> ranked() const {
+    std::vector<Entry> out = best_.kept();
+    std::sort(out.begin(), out.end(), ranks_before);
+    return out;
+  }
+
+ private:
+  BestK best_;
+  std::mutex mutex_;
+  std::atomic<double> floor_{0.0};
 };
 
 // The k best of `all`, ranked.
