@@ -14,8 +14,8 @@
 // the d time-domain sketches (pagh: arranging lines, drawing tables, sketching, inverse; compmatmul:
 // drawing its multiply-add-shift hash functions, sketching with per-repetition locks, inverse). The
 // table gives medians over rounds of wall time and of process CPU time, the median of each round's
-// own CPU-time ratio (`paired`), and pagh's median phases
-// (wall) from its CompressTimings. Before timing,
+// own CPU-time ratio (`paired`), pagh's median phases (wall) from its CompressTimings, and the
+// least wall time of each (what a shared machine's intermittent load disturbs least). Before timing,
 // both sketches are checked against the product's Frobenius norm: sum_h c_t[h]^2 estimates ||AB||_F^2
 // without bias (relative spread about sqrt(2/b)), so each must come within 10% of the exact value.
 #include <omp.h>
@@ -161,8 +161,10 @@ void compare(const Inputs& in, int n, int d, int threads, int rounds, Only only)
   // machine's load drifts between rounds on a shared machine, less within one.
   std::vector<double> paired;
   for (std::size_t r = 0; r < std::min(pagh_cpu.size(), cmm_cpu.size()); ++r) paired.push_back(pagh_cpu[r] / cmm_cpu[r]);
-  std::printf("%6d %7d %3d %7d %10.1f %10.1f %8.3f %10.1f %10.1f %8.3f %8.3f   %7.1f %6.1f %8.1f %7.1f\n", n, b, d, threads, p, c, c > 0 ? p / c : 0.0, pc,
-              cc, cc > 0 ? pc / cc : 0.0, median(paired), median(arrange), median(hashing), median(sketching), median(inverse));
+  const auto least = [](const std::vector<double>& v) { return v.empty() ? 0.0 : *std::min_element(v.begin(), v.end()); };
+  std::printf("%6d %7d %3d %7d %10.1f %10.1f %8.3f %10.1f %10.1f %8.3f %8.3f   %7.1f %6.1f %8.1f %7.1f %9.1f %9.1f\n", n, b, d, threads, p, c,
+              c > 0 ? p / c : 0.0, pc, cc, cc > 0 ? pc / cc : 0.0, median(paired), median(arrange), median(hashing), median(sketching),
+              median(inverse), least(pagh_ms), least(cmm_ms));
   std::fflush(stdout);
 }
 
@@ -197,8 +199,8 @@ int main(int argc, char** argv) {
       usage_error("unknown option " + arg);
     }
   }
-  std::printf("%6s %7s %3s %7s %10s %10s %8s %10s %10s %8s %8s   %7s %6s %8s %7s\n", "n", "b", "d", "threads", "pagh_ms", "cmm_ms",
-              "pagh/cmm", "pagh_cpu", "cmm_cpu", "cpu_ratio", "paired", "arrange", "hash", "sketch", "inverse");
+  std::printf("%6s %7s %3s %7s %10s %10s %8s %10s %10s %8s %8s   %7s %6s %8s %7s %9s %9s\n", "n", "b", "d", "threads", "pagh_ms", "cmm_ms",
+              "pagh/cmm", "pagh_cpu", "cmm_cpu", "cpu_ratio", "paired", "arrange", "hash", "sketch", "inverse", "pagh_min", "cmm_min");
   // compmatmul calls BLAS only to scale its inverse transforms; OpenBLAS's own worker threads would
   // spin beside both libraries' OpenMP threads on a small machine.
   openblas_set_num_threads(1);
