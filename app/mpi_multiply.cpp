@@ -18,6 +18,7 @@
 #include "distributed/mpi_compress.hpp"
 #include "inputs.hpp"
 #include "mpi_inner_split.hpp"
+#include "mpi_node_cores.hpp"
 #include "mpi_shares.hpp"
 #include "multiply_hooks.hpp"
 #include "multiply_options.hpp"
@@ -327,8 +328,8 @@ int run_worker(MPI_Comm comm, int local_rank) {
 class DistributedBackend final : public SketchBackend {
  public:
   DistributedBackend(MPI_Comm comm, std::unique_ptr<SketchBackend> own, const MultiplyOptions& options, const InputShare* share,
-                     SketchSum& sum_of)
-      : comm_(comm), own_(std::move(own)), share_(share), sum_of_(sum_of), inputs_(options.a_path + ", " + options.b_path),
+                     SketchSum& sum_of, NodeCores& cores)
+      : comm_(comm), own_(std::move(own)), share_(share), sum_of_(sum_of), cores_(cores), inputs_(options.a_path + ", " + options.b_path),
         threads_(options.sketch.params.threads), verbose_(options.diagnostics.verbose()) {}
 
   std::string name() const override { return own_->name(); }
@@ -336,6 +337,7 @@ class DistributedBackend final : public SketchBackend {
   std::string exact_method() const override { return own_->exact_method(); }
 
   pagh::CompressedProduct compress(const MatrixData& a, const MatrixData& b, const pagh::SketchParams& params) override {
+    cores_.narrow();  // rank 0 sketches on its own cores, as every rank does
     exchange(comm_, Command{.step = Step::sketch, .threads = threads_, .use_cuda = own_->name() == "cuda", .params = params});
     ShareTimes times;
     try {
@@ -350,6 +352,7 @@ class DistributedBackend final : public SketchBackend {
         if (times.on_devices) std::fprintf(stderr, ", its product on rank 0's GPU %.1f ms (statistics there, no host copy)", times.copy_ms);
         std::fprintf(stderr, "\n");
       }
+      cores_.widen(threads_);  // what follows (the selection) rank 0 does while the workers wait
       return std::move(*sum);
     } catch (const pagh::mpi::RankFailure& e) {
       throw CliError(static_cast<ExitCode>(e.code()), "", e.what());
@@ -365,6 +368,7 @@ class DistributedBackend final : public SketchBackend {
   std::unique_ptr<SketchBackend> own_;
   const InputShare* share_;  // rank 0's k of A and B when read by byte ranges; the whole a and b otherwise
   SketchSum& sum_of_;        // the Leader's (connected beside the read where --backend cuda was asked for)
+  NodeCores& cores_;         // the session's
   std::string inputs_;
   int threads_;
   bool verbose_;
@@ -372,7 +376,7 @@ class DistributedBackend final : public SketchBackend {
 
 class Leader final : public MultiplyHooks {
  public:
-  explicit Leader(MPI_Comm comm) : comm_(comm) {}
+  Leader(MPI_Comm comm, NodeCores& cores) : comm_(comm), cores_(cores) {}
 
   void started(const MultiplyOptions& options) override {
     options_ = &options;
@@ -424,13 +428,14 @@ class Leader final : public MultiplyHooks {
   }
 
   std::unique_ptr<SketchBackend> backend(std::unique_ptr<SketchBackend> selected) override {
-    return std::make_unique<DistributedBackend>(comm_, std::move(selected), *options_, share_.get(), sum_of_);
+    return std::make_unique<DistributedBackend>(comm_, std::move(selected), *options_, share_.get(), sum_of_, cores_);
   }
 
   void finish(int status) { exchange(comm_, Command{.step = Step::finish, .status = status}); }
 
  private:
   MPI_Comm comm_;
+  NodeCores& cores_;
   const MultiplyOptions* options_ = nullptr;
   bool by_ranges_ = false;
   std::unique_ptr<InputShare> share_;  // rank 0's k of A and B (read_inputs)
@@ -445,6 +450,7 @@ class MpiSession {
     MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
     MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
     local_rank_ = pagh::mpi::local_rank(comm_);  // collective: every rank, here
+    cores_.emplace(comm_);                       // collective too
   }
   ~MpiSession() {
     MPI_Comm_free(&comm_);
@@ -454,10 +460,12 @@ class MpiSession {
   MpiSession& operator=(const MpiSession&) = delete;
   MPI_Comm comm() const { return comm_; }
   int local_rank() const { return local_rank_; }
+  NodeCores& cores() { return *cores_; }
 
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;
   int local_rank_ = 0;
+  std::optional<NodeCores> cores_;  // made once MPI runs
 };
 
 }  // namespace
@@ -471,7 +479,7 @@ bool launched_by_mpi() {
 int run_multiply_distributed(const std::vector<std::string>& args) {
   MpiSession mpi;
   if (rank_in(mpi.comm()) != 0) return run_worker(mpi.comm(), mpi.local_rank());
-  Leader leader(mpi.comm());
+  Leader leader(mpi.comm(), mpi.cores());
   int status = 0;
   try {
     status = run_multiply(args, &leader);
