@@ -342,6 +342,7 @@ class DistributedBackend final : public SketchBackend {
     ShareTimes times;
     try {
       std::optional<pagh::CompressedProduct> sum = sketch_share(comm_, inputs_, &a, &b, share_, own_.get(), nullptr, params, times, sum_of_);
+      cores_.widen(threads_);  // what follows (the selection) rank 0 does while the workers wait
       if (verbose_) {
         std::fprintf(stderr,
                      "pagh-mm: distributed over %d ranks (rank 0: k %lld..%lld of %lld): slowest share %.1f ms, "
@@ -350,9 +351,9 @@ class DistributedBackend final : public SketchBackend {
                      static_cast<long long>(cols_in(a)), times.sketch_ms, times.wait_ms, times.reduce_ms,
                      times.on_devices ? "NCCL, on the GPUs" : "MPI, on the hosts");
         if (times.on_devices) std::fprintf(stderr, ", its product on rank 0's GPU %.1f ms (statistics there, no host copy)", times.copy_ms);
+        if (cores_.widened()) std::fprintf(stderr, "; rank 0 goes on on its node's %d cores", cores_.node_cores());
         std::fprintf(stderr, "\n");
       }
-      cores_.widen(threads_);  // what follows (the selection) rank 0 does while the workers wait
       return std::move(*sum);
     } catch (const pagh::mpi::RankFailure& e) {
       throw CliError(static_cast<ExitCode>(e.code()), "", e.what());

@@ -23,6 +23,8 @@ class NodeCores {
   void widen(int threads);
   // Local: back to this rank's own cores and thread count (after widen; else nothing).
   void narrow();
+  bool widened() const { return widened_; }
+  int node_cores() const { return node_count_; }
 
  private:
   cpu_set_t own_{}, node_{};

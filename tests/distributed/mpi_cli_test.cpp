@@ -31,6 +31,7 @@ class MpiCli : public Cli {
   Result mpirun(const std::vector<Group>& groups, const std::vector<std::string>& args) const {
     std::vector<std::string> words = {"/usr/bin/timeout", "-k", "5", "60", PAGH_MPIEXEC, "-q", "--allow-run-as-root", "--oversubscribe",
                                       "--mca", "btl_vader_single_copy_mechanism", "none"};
+    words.insert(words.end(), launch_.begin(), launch_.end());
     for (std::size_t g = 0; g < groups.size(); ++g) {
       if (g > 0) words.push_back(":");
       words.insert(words.end(), {"-np", std::to_string(groups[g].ranks), "-wdir", (dir_ / "work" / groups[g].directory).string(), kBinary});
@@ -39,6 +40,7 @@ class MpiCli : public Cli {
     return wait_for(start_process(words[0], words, dir_ / "work", out_path(), err_path()), false);
   }
   Result mpirun(int ranks, const std::vector<std::string>& args) const { return mpirun({{ranks, "."}}, args); }
+  std::vector<std::string> launch_;  // more mpirun options (a binding)
 
   // One process, then np ranks, on A.mtx and B.mtx of the work directory; both keep their sketch
   // (one.sketch, many.sketch) and entries (one.mtx, many.mtx).
@@ -282,6 +284,24 @@ TEST_F(MpiCli, AUsageErrorEndsEveryRank) {
   const Result r = mpirun(2, {"A.mtx", "B.mtx", "--no-such-option"});
   EXPECT_EQ(r.status, 64) << r.err;
   expect_one_line_error(r, {"no-such-option"});
+}
+
+// Ranks bound to one core each: after the sum rank 0 runs on both ranks' cores (NodeCores), says so
+// with -v, and gives one process's bytes. Skipped where mpirun cannot bind 2 ranks to a core each.
+TEST_F(MpiCli, BoundRanksLendRankZeroTheirCores) {
+  launch_ = {"--map-by", "slot:PE=1", "--bind-to", "core"};
+  const auto sparse = mio::sparse_product({.m = 500, .k = 400, .p = 450, .seed = 5, .integer_entries = true});
+  write("A.mtx", sparse.a), write("B.mtx", sparse.b);
+  const Result probe = mpirun(2, {"A.mtx", "B.mtx", "--backend", "cpu", "--method", "sketch", "-k", "5", "-v"});
+  if (probe.status != 0 && probe.err.find("pagh-mm") == std::string::npos) GTEST_SKIP() << "mpirun cannot bind here: " << probe.err;
+  ASSERT_EQ(probe.status, 0) << probe.err;
+  EXPECT_NE(probe.err.find("rank 0 goes on on its node's 2 cores"), std::string::npos) << probe.err;
+  run_both(2);
+  expect_same_bytes("sparse, np 2 bound to a core each");
+  // --threads sets the count: rank 0 keeps its own core.
+  const Result given = mpirun(2, {"A.mtx", "B.mtx", "--backend", "cpu", "--method", "sketch", "-k", "5", "-v", "--threads", "1"});
+  ASSERT_EQ(given.status, 0) << given.err;
+  EXPECT_EQ(given.err.find("goes on on its node's"), std::string::npos) << given.err;
 }
 
 // CUDA ranks (one GPU per local rank; ranks share a GPU when there are more ranks than GPUs) against
