@@ -48,6 +48,8 @@ Refinement refine_selection(const pagh::CompressedProduct& product, const KnownD
   if (off_diagonal)  // the diagonal is known (or left out): never a missed entry
     options.universe = static_cast<double>(product.rows()) * static_cast<double>(product.cols()) -
                        static_cast<double>(std::min(product.rows(), product.cols()));
+  // The known diagonal joins the answer unless --no-diagonal left it out; it ranks with the rest.
+  if (diagonal.subtracted && !diagonal.excluded) options.known = diagonal.entries;
   const double energy = product.frobenius_estimate() * product.frobenius_estimate();
   Refinement r;
   try {
@@ -60,12 +62,7 @@ Refinement refine_selection(const pagh::CompressedProduct& product, const KnownD
     usage_error("--threshold", "too many entries have |estimate| >= " + std::to_string(*o.threshold) +
                                    " to evaluate exactly; raise the threshold, ask for the top entries (-k) or use --method exact");
   }
-  // The known diagonal joins the answer unless --no-diagonal left it out.
   auto& found = r.answer.entries;
-  if (diagonal.subtracted && !diagonal.excluded)
-    for (const auto& e : diagonal.entries)
-      if (!o.threshold || std::fabs(e.value) >= *o.threshold) found.push_back(e);
-  std::sort(found.begin(), found.end(), pagh::ranks_before);
   const std::size_t cap = !o.threshold || o.top_given ? o.top : found.size();
   if (found.size() > cap) found.resize(cap);
   r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

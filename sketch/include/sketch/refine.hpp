@@ -79,6 +79,10 @@ struct RefineOptions {
   std::size_t max_candidates = 1024;   // candidates all rounds together (at least k)
   double universe = 0;                 // entries that may belong to the answer (0: rows x cols; less
                                        // where some are known and left out, e.g. a diagonal)
+  // Entries whose exact values are known apart from the sketch (e.g. a diagonal subtracted from it):
+  // they join the answer and its ranking, so V is the weakest entry of the whole answer. Outside
+  // the universe; their energy is not in the sketch's.
+  std::vector<Entry> known;
   int threads = 0;                     // for the exact evaluations (0 = all)
 };
 
@@ -88,7 +92,8 @@ struct RefineOptions {
 std::size_t candidate_limit(double entries, std::size_t k);
 
 struct RefinedAnswer {
-  std::vector<Entry> entries;   // exact values (spread 0), nonzero, ranked |value| desc, row, col
+  std::vector<Entry> entries;   // exact values (spread 0), ranked |value| desc, row, col: the evaluated
+                                // ones nonzero, then RefineOptions::known where they rank
   std::size_t candidates = 0;   // distinct entries evaluated exactly
   double cutoff = 0;            // every entry with |estimate| > cutoff was evaluated
   double expected_missed = 0;   // the bound above (an estimate: ||C||_F comes from the sketch)

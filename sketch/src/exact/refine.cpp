@@ -22,7 +22,9 @@ struct PositionHash {
 // The exact values evaluated so far, and what they cost.
 class Evaluated {
  public:
-  Evaluated(const ExactEntries& exact, const RefineOptions& o) : exact_(exact), o_(o) {}
+  // known: the entries of RefineOptions::known that may still rank in the answer.
+  Evaluated(const ExactEntries& exact, const RefineOptions& o, std::vector<Entry> known)
+      : exact_(exact), o_(o), known_(std::move(known)) {}
 
   // Evaluates the candidates (ranked by |estimate|) not seen before, in rank order, while the work
   // limit allows; returns how many leading candidates are now evaluated.
@@ -46,11 +48,14 @@ class Evaluated {
     return covered;
   }
 
-  // The evaluated entries with |value| >= floor (nonzero), ranked.
+  // The evaluated entries with |value| >= floor (nonzero) and the known ones with |value| >= floor,
+  // ranked.
   std::vector<Entry> ranked(double floor) const {
     std::vector<Entry> out;
     for (const auto& [position, value] : values_)
       if (value != 0 && std::fabs(value) >= floor) out.push_back(Entry{position.first, position.second, value, 0.0});
+    for (const Entry& e : known_)
+      if (std::fabs(e.value) >= floor) out.push_back(e);
     std::sort(out.begin(), out.end(), detail::ranks_before);
     return out;
   }
@@ -62,6 +67,7 @@ class Evaluated {
  private:
   const ExactEntries& exact_;
   const RefineOptions& o_;
+  std::vector<Entry> known_;
   std::unordered_map<std::pair<std::int64_t, std::int64_t>, double, PositionHash> values_;
   double energy_ = 0, products_ = 0;
 };
@@ -76,6 +82,14 @@ double expected_missed(const NoiseModel& noise, double energy, double entries, c
   if (!(v > 0)) return unevaluated;
   const double gap = v - cutoff;
   return std::min(left / (v * v), unevaluated) * (gap > 0 ? std::min(1.0, noise.far_tail(gap)) : 1.0);
+}
+
+// |value| of the weakest nonzero entry of a ranked answer (0 if none): what an entry must reach to
+// belong in it (known entries of value 0 rank last and decide nothing).
+double weakest_nonzero(const std::vector<Entry>& ranked) {
+  for (auto e = ranked.rbegin(); e != ranked.rend(); ++e)
+    if (e->value != 0) return std::fabs(e->value);
+  return 0.0;
 }
 
 void finish(RefinedAnswer& answer, const Evaluated& done, const RefineOptions& o) {
@@ -93,7 +107,12 @@ std::size_t candidate_limit(double entries, std::size_t k) {
 RefinedAnswer refine_top_k(const TopCandidates& candidates, const NoiseModel& noise, double energy, const ExactEntries& exact,
                            std::size_t k, const RefineOptions& o) {
   RefinedAnswer answer;
-  Evaluated done(exact, o);
+  std::vector<Entry> known = o.known;  // only its k best can rank in the answer
+  if (known.size() > k) {
+    std::nth_element(known.begin(), known.begin() + static_cast<std::ptrdiff_t>(k), known.end(), detail::ranks_before);
+    known.resize(k);
+  }
+  Evaluated done(exact, o, std::move(known));
   if (k == 0) {
     finish(answer, done, o);
     return answer;
@@ -112,7 +131,7 @@ RefinedAnswer refine_top_k(const TopCandidates& candidates, const NoiseModel& no
                                                   : std::fabs(ranked.back().value);
     answer.entries = done.ranked(0);
     if (answer.entries.size() > k) answer.entries.resize(k);
-    const double v = answer.entries.empty() ? 0.0 : std::fabs(answer.entries.back().value);
+    const double v = weakest_nonzero(answer.entries);
     answer.expected_missed = expected_missed(noise, energy, entries, done, v, answer.cutoff);
     const bool budget_spent = covered < ranked.size();
     // More candidates that do not lower the cutoff are ties of it: they cannot tighten the bound.
@@ -133,7 +152,10 @@ RefinedAnswer refine_above(const CandidatesAbove& candidates, const NoiseModel& 
                            double threshold, std::size_t max_entries, const RefineOptions& o) {
   if (!(threshold > 0)) throw Error("refine_above: the threshold must be positive, not " + std::to_string(threshold));
   RefinedAnswer answer;
-  Evaluated done(exact, o);
+  std::vector<Entry> known;
+  for (const Entry& e : o.known)
+    if (std::fabs(e.value) >= threshold) known.push_back(e);
+  Evaluated done(exact, o, std::move(known));
   // delta: far_tail(delta) * N <= rate with N = energy / threshold^2 entries that may reach it.
   const double reach = std::max(1.0, energy / (threshold * threshold));
   const double delta = noise.significance_threshold(o.missed_rate * noise.candidates() / reach);
