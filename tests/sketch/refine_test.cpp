@@ -265,6 +265,36 @@ TEST(Refine, RoundsGrowToTheEntriesTheBoundExpectsMissed) {
   EXPECT_FALSE(r.complete);
 }
 
+// Where the bound could reach the rate only past a cutoff of 0 (a sketch of 64 buckets, whose noise
+// is about half the 10th diagonal value of X^T X), the second round asks for the limit at once: a
+// round short of that cutoff cannot settle it, and each round scans the sketch again.
+TEST(Refine, RoundsAskAtOnceForTheCutoffTheBoundNeeds) {
+  std::mt19937_64 rng(21);
+  const Eigen::MatrixXd X = gaussian(200, 60, rng);
+  const Eigen::MatrixXd A = X.transpose(), B = X;
+  CompressedProduct c = compress(A, B, {.buckets = 64, .repetitions = 3, .seed = 5});
+  const std::vector<Entry> diagonal = product_diagonal(A, B);
+  c.subtract(diagonal);
+  RefineOptions o;
+  o.universe = 60.0 * 60.0 - 60.0;
+  o.max_candidates = 3000;
+  o.known = diagonal;
+  std::vector<std::size_t> asked;
+  const RefinedAnswer r = refine_top_k(
+      [&](std::size_t n) {
+        asked.push_back(n);
+        std::vector<Entry> v = c.top_k(n + 60);
+        std::erase_if(v, [](const Entry& e) { return e.row == e.col; });
+        if (v.size() > n) v.resize(n);
+        return v;
+      },
+      NoiseModel(c), c.frobenius_estimate() * c.frobenius_estimate(), ExactEntries(A, B), 10, o);
+  ASSERT_GE(asked.size(), 2u) << "expected missed " << r.expected_missed;
+  EXPECT_EQ(asked[0], 64u);
+  EXPECT_EQ(asked[1], 3000u);
+  expect_same_answer(r.entries, exact_top_k(A, B, 10), "top 10 of X^T X");
+}
+
 TEST(Refine, ZeroProductAndZeroKAnswerNothing) {
   const Eigen::MatrixXd A = Eigen::MatrixXd::Zero(20, 5), B = Eigen::MatrixXd::Zero(5, 30);
   const CompressedProduct c = compress(A, B, {.buckets = 256, .repetitions = 3});

@@ -11,8 +11,9 @@
 // model bounds: at most N(V) = (||C||_F^2 - the evaluated entries' energy) / V^2 entries of C reach
 // V (and no more than the entries not evaluated), so the expected number missed is at most
 // N(V) * P(|error| >= V - cutoff). The candidate set
-// grows (4x a round) until that bound is below the rate asked for, the work limit is reached, or a
-// round does not lower the cutoff (ties of it); either way the bound is reported. ||C||_F^2 comes from the sketch, so the bound is an estimate.
+// grows (at least 4x a round, and at once past the cutoff at which the bound would reach the rate
+// asked for) until the bound is below that rate, the work limit is reached, or a round does not
+// lower the cutoff (ties of it); either way the bound is reported. ||C||_F^2 comes from the sketch, so the bound is an estimate.
 #pragma once
 
 #include <Eigen/Dense>

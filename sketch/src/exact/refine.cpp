@@ -84,6 +84,17 @@ double expected_missed(const NoiseModel& noise, double energy, double entries, c
   return std::min(left / (v * v), unevaluated) * (gap > 0 ? std::min(1.0, noise.far_tail(gap)) : 1.0);
 }
 
+// The candidates a round needs for the bound to reach `rate` at this V: those whose estimates pass the
+// cutoff at which it would. Above a cutoff c lie the entries reaching V (at most N(V)) and about
+// expected_noise(c) estimates lifted there by noise alone.
+double settling_candidates(const NoiseModel& noise, double energy, double entries, const Evaluated& done, double v, double rate) {
+  if (!(v > 0)) return 0;
+  const double reach = std::min(std::max(0.0, energy - done.energy()) / (v * v), entries - static_cast<double>(done.size()));
+  if (reach <= rate) return 0;
+  const double cutoff = v - noise.significance_threshold(rate / reach * noise.candidates());
+  return cutoff > 0 ? reach + noise.expected_noise(cutoff) : entries;
+}
+
 // |value| of the weakest nonzero entry of a ranked answer (0 if none): what an entry must reach to
 // belong in it (known entries of value 0 rank last and decide nothing).
 double weakest_nonzero(const std::vector<Entry>& ranked) {
@@ -142,7 +153,10 @@ RefinedAnswer refine_top_k(const TopCandidates& candidates, const NoiseModel& no
     // all: a round that could not settle it is skipped.
     const double missed = std::ceil(answer.expected_missed);
     const std::size_t needed = missed < static_cast<double>(limit) ? covered + static_cast<std::size_t>(missed) : limit;
-    n = std::min(limit, std::max(4 * n, needed));
+    // Nor does a round whose cutoff stays where the bound cannot reach the rate at this V.
+    const double settling = std::ceil(settling_candidates(noise, energy, entries, done, v, o.missed_rate));
+    const std::size_t settles = settling < static_cast<double>(limit) ? static_cast<std::size_t>(settling) : limit;
+    n = std::min(limit, std::max({4 * n, needed, settles}));
   }
   finish(answer, done, o);
   return answer;
