@@ -98,15 +98,18 @@ BackendSelection select_backend(BackendChoice choice, int threads, const Backend
   // otherwise the CPU; say which and why. A build without the CUDA backend has nothing to weigh
   // against, so it does not quote the GPU's estimate.
   if (kHaveCudaSketchBackend && weighed && weighed->prefer_cpu) return {make_cpu_backend(threads), weighed->note, ""};
-  const CudaInfo cuda = query_cuda();
 #ifdef PAGH_MM_HAVE_SKETCH_CUDA
+  const CudaInfo cuda = query_cuda();
   if (!cuda.devices.empty())
     return {make_cuda_backend(0, threads), "backend cuda (auto: " + cuda.devices.front() + ")", ""};
   return {make_cpu_backend(threads), "backend cpu (auto: " + cuda.device_problem + ")",
           cuda.device_problem == cuda.device_error ? "" : cuda.device_error};
 #else
+  // Listed by the kernel driver, not asked of CUDA: starting the CUDA driver to name an unused GPU
+  // would cost this process the driver's teardown at exit.
   std::string note = "backend cpu (auto: this build has no CUDA sketch backend";
-  if (!cuda.devices.empty()) note += "; GPU " + cuda.devices.front() + " is present but unused";
+  if (const int gpus = nvidia_gpus_listed(); gpus > 0)
+    note += "; " + std::to_string(gpus) + (gpus == 1 ? " NVIDIA GPU is" : " NVIDIA GPUs are") + " present but unused";
   return {make_cpu_backend(threads), note + ")", ""};
 #endif
 }

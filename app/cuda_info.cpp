@@ -1,5 +1,8 @@
 #include "cuda_info.hpp"
 
+#include <filesystem>
+#include <system_error>
+
 #ifdef PAGH_MM_HAVE_CUDART
 #include <cuda_runtime_api.h>
 #endif
@@ -49,6 +52,13 @@ CudaInfo query_cuda() {
   info.device_error = info.device_problem = "built without the CUDA runtime";
 #endif
   return info;
+}
+
+int nvidia_gpus_listed() {
+  std::error_code error;
+  int gpus = 0;
+  for (std::filesystem::directory_iterator it("/proc/driver/nvidia/gpus", error), end; !error && it != end; it.increment(error)) ++gpus;
+  return gpus;
 }
 
 }  // namespace pagh_mm

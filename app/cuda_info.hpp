@@ -18,4 +18,8 @@ struct CudaInfo {
 
 CudaInfo query_cuda();
 
+// The GPUs the NVIDIA kernel driver lists (/proc/driver/nvidia/gpus), without a CUDA call: a process
+// that starts the CUDA driver pays its teardown at exit (tens of ms) even if it never uses a GPU.
+int nvidia_gpus_listed();
+
 }  // namespace pagh_mm
