@@ -14,6 +14,7 @@
 #include <tuple>
 #include <vector>
 
+#include "sketch/noise_model.hpp"
 #include "sketch_test_support.hpp"
 
 namespace pagh::test {
@@ -144,7 +145,7 @@ TEST(ErrorBars, SigmaSquaredIsTheVarianceBoundOfASingleEstimate) {
 // sketches, the exact top-k by |C| with ties by (row, column), the sketch's top-k by a brute-force
 // sort of every estimate. Seeds and sizes give recalls strictly between 0 and 1 in some cases.
 TEST(VerifyMetrics, RecomputedFromTheirDefinitions) {
-  int partial_recalls = 0;
+  int partial_recalls = 0, below_low = 0, above_high = 0;
   for (std::uint64_t seed = 1; seed <= 12; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     std::mt19937_64 rng(seed * 77);
@@ -188,8 +189,28 @@ TEST(VerifyMetrics, RecomputedFromTheirDefinitions) {
     EXPECT_EQ(metrics.top_k_recall, double(hits) / double(k));
     EXPECT_EQ(metrics.top_k_precision, double(hits) / double(k));
     partial_recalls += hits > 0 && hits < k;
+    // The intervals and flags of the reported entries (the sketch's top k, selected above the
+    // (k+1)-th |estimate|), from the noise model's assessment of each.
+    std::vector<Entry> reported = c.top_k(k + 1);
+    const double cutoff = keep_top(reported, k);
+    const NoiseModel noise(c);
+    std::size_t covered = 0, significant = 0, false_significant = 0;
+    for (const Entry& e : reported) {
+      const EntryAssessment a = noise.assess(c, e, 0.95, 0.05, cutoff);
+      const double truth = C(e.row, e.col);
+      covered += truth >= a.interval.low && truth <= a.interval.high;
+      below_low += truth < a.interval.low, above_high += truth > a.interval.high;
+      if (!a.significant) continue;
+      ++significant;
+      false_significant += std::fabs(truth) <= a.half_width;
+    }
+    EXPECT_EQ(metrics.interval_coverage, double(covered) / double(reported.size()));
+    EXPECT_EQ(metrics.significant, significant);
+    EXPECT_EQ(metrics.false_significant, false_significant);
   }
   EXPECT_GE(partial_recalls, 3) << "the cases should exercise recalls strictly between 0 and 1";
+  EXPECT_GT(below_low, 0) << "some exact values should lie below their intervals";
+  EXPECT_GT(above_high, 0) << "and some above";
 }
 
 TEST(VerifyMetrics, KBeyondTheProductAndExactZero) {
