@@ -63,11 +63,11 @@ m S16 sketch/threads sketch/src/compress/cpu_engine.hpp 's#return std::min<index
 m S17 sketch/sketch sketch/src/hashing/hashing.cpp 's#return static_cast<std::int8_t>((u >> 31) ? -1 : 1);#return static_cast<std::int8_t>(((u >> 30) \& 1u) ? -1 : 1);#' $st '^Sketch\.HashTables'
 m S18 sketch/recovery sketch/src/estimate/float_medians.hpp 's#static float bound(double v) { return static_cast<float>(v); }#static float bound(double v) { return static_cast<float>(v) * 1.0000001f; }#' $st '^Recovery\.'
 m S19 sketch/recovery sketch/src/estimate/compressed_product.cpp 's#if (std::fabs(median_of(single)) < best.floor()) return;#if (std::fabs(median_of(single)) <= best.floor()) return;#' $st '^Recovery\.'
-m S20 sketch/refine sketch/src/exact/refine.cpp 's#n = std::min(limit, std::max({4 \* n, needed, settles}));#n = std::min(limit, std::max(4 * n, settles));#' $st '^Refine\.' 'settles (the cutoff the bound needs) is at least the entries expected missed wherever the noise model holds; needed guards a model that under-counts the estimates above that cutoff, which no test workload shows'
+m S20 sketch/refine sketch/src/exact/refine.cpp 's#const double wanted = std::max(static_cast<double>(covered) + std::ceil(answer.expected_missed),#const double wanted = std::max(0.0,#' $st '^Refine\.' 'settling_candidates (the cutoff the bound needs) is at least the entries expected missed wherever the noise model holds; covered + expected missed guards a model that under-counts the estimates above that cutoff, which no test workload shows'
 m S21 sketch/threads sketch/src/estimate/noise_model.cpp 's#const std::int64_t pieces = std::clamp<std::int64_t>(n >> 15, 1, 64);#const std::int64_t pieces = omp_get_max_threads();#' $st '^SketchThreads\.'
 m S22 sketch/exact sketch/src/exact/exact_entries.cpp 's#for (int x = 0; x < 4; ++x) sum\[x\] += row\[x\]\[k\] \* column\[x\]\[k\];#for (int x = 0; x < 4; ++x) sum[x] += row[x][k] * column[(x + 1) % 4][k];#' $st '^(ExactEntries|Refine)\.'
 m S23 sketch/refine sketch/src/exact/refine.cpp 's#if (e->value != 0) return std::fabs(e->value);#if (e->value != 0 \&\& e->row != e->col) return std::fabs(e->value);#' $st '^Refine\.'
-m S24 sketch/refine sketch/src/exact/refine.cpp 's#n = std::min(limit, std::max({4 \* n, needed, settles}));#n = std::min(limit, std::max(4 * n, needed));#' $st '^Refine\.'
+m S24 sketch/refine sketch/src/exact/refine.cpp 's#std::ceil(settling_candidates(noise, energy, entries, done, v, o.missed_rate)));#0.0);#' $st '^Refine\.'
 
 # --- matrix_io: number parsing, symmetry ---------------------------------------------------------
 mt=matrix_io_tests

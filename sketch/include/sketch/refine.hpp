@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <variant>
 #include <vector>
 
@@ -82,8 +83,8 @@ struct RefineOptions {
                                        // where some are known and left out, e.g. a diagonal)
   // Entries whose exact values are known apart from the sketch (e.g. a diagonal subtracted from it):
   // they join the answer and its ranking, so V is the weakest entry of the whole answer. Outside
-  // the universe; their energy is not in the sketch's.
-  std::vector<Entry> known;
+  // the universe; their energy is not in the sketch's. A view: the entries must outlive the call.
+  std::span<const Entry> known;
   int threads = 0;                     // for the exact evaluations (0 = all)
 };
 

@@ -118,7 +118,7 @@ std::size_t candidate_limit(double entries, std::size_t k) {
 RefinedAnswer refine_top_k(const TopCandidates& candidates, const NoiseModel& noise, double energy, const ExactEntries& exact,
                            std::size_t k, const RefineOptions& o) {
   RefinedAnswer answer;
-  std::vector<Entry> known = o.known;  // only its k best can rank in the answer
+  std::vector<Entry> known(o.known.begin(), o.known.end());  // only its k best can rank in the answer
   if (known.size() > k) {
     std::nth_element(known.begin(), known.begin() + static_cast<std::ptrdiff_t>(k), known.end(), detail::ranks_before);
     known.resize(k);
@@ -150,13 +150,11 @@ RefinedAnswer refine_top_k(const TopCandidates& candidates, const NoiseModel& no
     previous_cutoff = answer.cutoff;
     if (answer.expected_missed <= o.missed_rate || exhausted || budget_spent || stalled || n >= limit) break;
     // Fewer further candidates than the entries the bound still expects missed cannot find them
-    // all: a round that could not settle it is skipped.
-    const double missed = std::ceil(answer.expected_missed);
-    const std::size_t needed = missed < static_cast<double>(limit) ? covered + static_cast<std::size_t>(missed) : limit;
-    // Nor does a round whose cutoff stays where the bound cannot reach the rate at this V.
-    const double settling = std::ceil(settling_candidates(noise, energy, entries, done, v, o.missed_rate));
-    const std::size_t settles = settling < static_cast<double>(limit) ? static_cast<std::size_t>(settling) : limit;
-    n = std::min(limit, std::max({4 * n, needed, settles}));
+    // all, nor can a round whose cutoff stays where the bound cannot reach the rate at this V: such
+    // rounds are skipped.
+    const double wanted = std::max(static_cast<double>(covered) + std::ceil(answer.expected_missed),
+                                   std::ceil(settling_candidates(noise, energy, entries, done, v, o.missed_rate)));
+    n = std::min(limit, std::max(4 * n, wanted < static_cast<double>(limit) ? static_cast<std::size_t>(wanted) : limit));
   }
   finish(answer, done, o);
   return answer;
