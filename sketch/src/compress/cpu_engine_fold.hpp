@@ -12,6 +12,10 @@
 // clear, and there are about as many live as threads instead of one per range. Once every range
 // is claimed (the last wave, which no sketching overlaps) the ranges still to fold wait for
 // fold_rest, which adds them with all threads, each taking a share of the elements.
+// The first range folded into T (or C) is moved in, not added to zeros: 0 + P_s is P_s bit for bit,
+// since a sum that starts at +0.0 and only adds never holds -0.0 (round to nearest gives +0.0 for an
+// exact zero sum). With one range (a rank's share, one thread) that saves a d x b buffer to fault in
+// and clear and a pass reading two of them.
 #pragma once
 
 #include <algorithm>
@@ -108,27 +112,24 @@ class OrderedFold {
   // After every range has finished (outside the threads' parallel region): the ranges not folded
   // yet, in order, each of `threads` threads adding them over its share of the elements.
   void fold_rest(int threads) {
-    std::vector<RangeSums<Acc>*> rest;
-    bool spectra = false, directs = false;
+    std::vector<const Acc*> spectra;
+    std::vector<const double*> directs;
     for (std::int64_t s = next_; s < ranges_; ++s) {
       RangeSums<Acc>& range = *pending_[static_cast<std::size_t>(s)];
-      rest.push_back(&range);
-      spectra = spectra || range.spectrum_used, directs = directs || range.direct_used;
+      if (range.spectrum_used && !take_first(spectrum_, range.spectrum)) spectra.push_back(range.spectrum.data());
+      if (range.direct_used && !take_first(direct_, range.direct)) directs.push_back(range.direct.data());
     }
     next_ = ranges_;
-    if (spectra && spectrum_.empty()) assign_zeroed(spectrum_, size_);
-    if (directs && direct_.empty()) assign_zeroed(direct_, size_);
+    if (spectra.empty() && directs.empty()) return;
     constexpr std::int64_t kChunk = 4096;
     const auto chunks = static_cast<std::int64_t>((size_ + kChunk - 1) / kChunk);
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && chunks >= 16)
     for (std::int64_t c = 0; c < chunks; ++c) {
       const std::size_t begin = static_cast<std::size_t>(c * kChunk), end = std::min(size_, begin + kChunk);
-      for (const RangeSums<Acc>* range : rest) {
-        if (range->spectrum_used)
-          for (std::size_t h = begin; h < end; ++h) spectrum_[h] += range->spectrum[h];
-        if (range->direct_used)
-          for (std::size_t h = begin; h < end; ++h) direct_[h] += range->direct[h];
-      }
+      for (const Acc* p : spectra)
+        for (std::size_t h = begin; h < end; ++h) spectrum_[h] += p[h];
+      for (const double* q : directs)
+        for (std::size_t h = begin; h < end; ++h) direct_[h] += q[h];
     }
   }
 
@@ -138,15 +139,22 @@ class OrderedFold {
   std::vector<double>& direct() { return direct_; }
 
  private:
+  // The first sum folded into an empty total becomes the total (the header: the same bits as adding
+  // it to zeros); the range leaves with no buffer and allocates a zeroed one if it is used again.
+  template <class Buffer>
+  static bool take_first(Buffer& total, Buffer& range) {
+    if (!total.empty()) return false;
+    total.swap(range);
+    return true;
+  }
+
   void fold(RangeSums<Acc>& range) {
-    if (range.spectrum_used) {
-      if (spectrum_.empty()) assign_zeroed(spectrum_, size_);
+    if (range.spectrum_used && !take_first(spectrum_, range.spectrum)) {
       Acc* t = spectrum_.data();
       Acc* p = range.spectrum.data();
       for (std::size_t h = 0; h < size_; ++h) t[h] += p[h], p[h] = Acc{0};
     }
-    if (range.direct_used) {
-      if (direct_.empty()) assign_zeroed(direct_, size_);
+    if (range.direct_used && !take_first(direct_, range.direct)) {
       double* c = direct_.data();
       double* q = range.direct.data();
       for (std::size_t h = 0; h < size_; ++h) c[h] += q[h], q[h] = 0.0;
