@@ -1,0 +1,569 @@
+// linear_hash_prototype: a bench-only prototype for issue 26's proposal of a linear hash family for
+// the dense CPU sketch. Not library code: nothing here is used by pagh.
+//
+//   linear_hash_prototype speed [--n 1024,2048,4096] [--d 1,3] [--threads 1,2] [--rounds 7]
+//   linear_hash_prototype stats [--n 1024] [--seeds 200]
+//
+// The family: h(i) = M pi(i) XOR c over GF(2), M a uniformly random log2(b) x log2(n') bit matrix,
+// pi a random permutation of [n'] (n' = 2^ceil(log2 n)), c a random log2(b)-bit word; the signs stay
+// fully random tables. Then for a line x[h(i)] += s(i) a_i,
+//   (H x)[w] = (-1)^<w,c> (H_n' z)[M^T w],   z[pi(i)] = s(i) a_i,
+// so one k costs a permuted store of n values, one FWHT of length n' per side and a gather of b
+// values at g(w) = M^T w (linear: g(w) = hi[w >> l] XOR lo[w & (2^l - 1)]), instead of a scatter
+// into b and a FWHT of length b per side. The signs (-1)^<w, c1 XOR c2> of both sides multiply the
+// spectrum P_t as a whole, and H (sigma_c P) is H P with its index XORed by c: c_t[h] = (H Q_t)[h ^ c] / b.
+//
+// speed: dense Gaussian f64 A (n x n, column-major) and B (row-major), b = 8n; the factored path
+// (threads over contiguous ranges of k, each with its own Q, summed in thread order, one inverse
+// per repetition) and pagh::compress_values with tables drawn before the clock starts, interleaved
+// in one process, fresh seed per round. Before timing, the factored sketch is checked against the
+// slow oracle: the time-domain sketch c_t[h1(i) ^ h2(j)] += s1(i) s2(j) (AB)_ij from the tabulated
+// h, relative L2 difference at rounding level (exit 70 otherwise).
+//
+// stats: products with fixed inputs, the hash families drawn from many fixed seeds; each sketch is
+// the time-domain sketch of the exact C (equal to the factored one up to rounding: the speed check),
+// put in a pagh::CompressedProduct with the family's tables written out, so that pagh's estimator,
+// NoiseModel intervals and top_k read it as they read their own.
+#include <omp.h>
+#include <time.h>
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <numeric>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "fwht/fwht.hpp"
+#include "sketch/compress.hpp"
+#include "sketch/compress_values.hpp"
+#include "sketch/noise_model.hpp"
+
+#pragma GCC optimize("fp-contract=off")
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: linear_hash_prototype speed [--n N,...] [--d D,...] [--threads T,...] [--rounds R]\n"
+    "       linear_hash_prototype stats [--n N] [--d D] [--seeds S]\n";
+
+[[noreturn]] void usage_error(const std::string& why) {
+  std::fprintf(stderr, "linear_hash_prototype: %s\n%s", why.c_str(), kUsage);
+  std::exit(64);
+}
+
+std::vector<int> parse_list(const std::string& option, const std::string& text, int lo, int hi) {
+  std::vector<int> values;
+  for (std::size_t at = 0; at <= text.size();) {
+    const std::size_t comma = std::min(text.find(',', at), text.size());
+    const std::string part = text.substr(at, comma - at);
+    char* end = nullptr;
+    const long v = std::strtol(part.c_str(), &end, 10);
+    if (part.empty() || *end != '\0' || v < lo || v > hi)
+      usage_error(option + ": '" + part + "' is not an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    values.push_back(static_cast<int>(v));
+    at = comma + 1;
+  }
+  return values;
+}
+
+double now_ms() { return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+double cpu_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
+}
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  const auto at = static_cast<std::ptrdiff_t>(std::min<double>(static_cast<double>(v.size()) - 1, q * static_cast<double>(v.size())));
+  std::nth_element(v.begin(), v.begin() + at, v.end());
+  return v[static_cast<std::size_t>(at)];
+}
+int log2_ceil(std::int64_t n) { return n <= 1 ? 0 : 64 - std::countl_zero(static_cast<std::uint64_t>(n - 1)); }
+
+// ---- the family -------------------------------------------------------------------------------
+
+// One side of one repetition: h(i) = M pi(i) XOR c, s(i) = sign[i].
+struct LinearSide {
+  int L = 0, Lp = 0;                  // log2 b, log2 n'
+  std::vector<std::uint32_t> column;  // column[q] = M e_q, an L-bit word, q < Lp
+  std::vector<std::uint32_t> pi;      // pi[i] < n', i < m (the first m of a permutation of [n'])
+  std::uint32_t c = 0;
+  std::vector<double> sign;  // +-1, i < m
+
+  std::uint32_t apply_M(std::uint32_t x) const {
+    std::uint32_t y = 0;
+    for (int q = 0; q < Lp; ++q)
+      if ((x >> q) & 1u) y ^= column[static_cast<std::size_t>(q)];
+    return y;
+  }
+  std::uint32_t bucket(std::int64_t i) const { return apply_M(pi[static_cast<std::size_t>(i)]) ^ c; }
+  // g(e_bit) = M^T e_bit: row `bit` of M as an Lp-bit word.
+  std::uint32_t transpose_row(int bit) const {
+    std::uint32_t r = 0;
+    for (int q = 0; q < Lp; ++q) r |= ((column[static_cast<std::size_t>(q)] >> bit) & 1u) << q;
+    return r;
+  }
+};
+
+int gf2_rank(std::vector<std::uint32_t> words) {
+  int rank = 0;
+  for (int bit = 31; bit >= 0; --bit) {
+    auto pivot = std::find_if(words.begin(), words.end(), [bit](std::uint32_t w) { return (w >> bit) & 1u; });
+    if (pivot == words.end()) continue;
+    const std::uint32_t p = *pivot;
+    words.erase(pivot);
+    for (auto& w : words)
+      if ((w >> bit) & 1u) w ^= p;
+    ++rank;
+  }
+  return rank;
+}
+
+enum class Variant { linear, injective, identity_pi, shared_pi };
+const char* variant_name(Variant v) {
+  switch (v) {
+    case Variant::linear: return "linear";
+    case Variant::injective: return "linear_injective";
+    case Variant::identity_pi: return "linear_no_pi";
+    case Variant::shared_pi: return "linear_shared_pi";
+  }
+  return "?";
+}
+
+LinearSide draw_side(std::mt19937_64& rng, std::int64_t m, int L, Variant variant, const std::vector<std::uint32_t>* shared_pi) {
+  LinearSide s;
+  s.L = L;
+  s.Lp = log2_ceil(m);
+  std::uniform_int_distribution<std::uint32_t> word(0, (L == 32 ? 0xFFFFFFFFu : (1u << L) - 1));
+  do {
+    s.column.assign(static_cast<std::size_t>(s.Lp), 0);
+    for (auto& col : s.column) col = word(rng);
+  } while (variant == Variant::injective && gf2_rank(s.column) < s.Lp);
+  s.c = word(rng);
+  if (shared_pi) {
+    s.pi = *shared_pi;
+  } else {
+    std::vector<std::uint32_t> perm(std::size_t{1} << s.Lp);
+    std::iota(perm.begin(), perm.end(), 0u);
+    if (variant != Variant::identity_pi) std::shuffle(perm.begin(), perm.end(), rng);
+    s.pi.assign(perm.begin(), perm.begin() + m);
+  }
+  s.sign.resize(static_cast<std::size_t>(m));
+  for (auto& x : s.sign) x = (rng() >> 63) ? -1.0 : 1.0;
+  return s;
+}
+
+struct LinearTables {
+  std::int64_t m = 0, p = 0, b = 0;
+  std::vector<LinearSide> a, bside;  // per repetition
+};
+
+LinearTables draw_linear(std::uint64_t seed, int d, std::int64_t m, std::int64_t p, std::int64_t b, Variant variant) {
+  std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(variant));
+  LinearTables t{.m = m, .p = p, .b = b, .a = {}, .bside = {}};
+  const int L = log2_ceil(b);
+  for (int r = 0; r < d; ++r) {
+    t.a.push_back(draw_side(rng, m, L, variant, nullptr));
+    t.bside.push_back(draw_side(rng, p, L, variant, variant == Variant::shared_pi ? &t.a.back().pi : nullptr));
+  }
+  return t;
+}
+
+// The family written out as pagh's tables: what the oracle, the estimator and NoiseModel read.
+pagh::HashTables tabulate(const LinearTables& lt) {
+  const int d = static_cast<int>(lt.a.size());
+  pagh::HashTables h{.m = lt.m, .p = lt.p, .buckets = lt.b, .repetitions = d, .bucket_a = {}, .bucket_b = {}, .sign_a = {}, .sign_b = {}};
+  for (int t = 0; t < d; ++t) {
+    for (std::int64_t i = 0; i < lt.m; ++i) {
+      h.bucket_a.push_back(lt.a[static_cast<std::size_t>(t)].bucket(i));
+      h.sign_a.push_back(static_cast<std::int8_t>(lt.a[static_cast<std::size_t>(t)].sign[static_cast<std::size_t>(i)]));
+    }
+    for (std::int64_t j = 0; j < lt.p; ++j) {
+      h.bucket_b.push_back(lt.bside[static_cast<std::size_t>(t)].bucket(j));
+      h.sign_b.push_back(static_cast<std::int8_t>(lt.bside[static_cast<std::size_t>(t)].sign[static_cast<std::size_t>(j)]));
+    }
+  }
+  return h;
+}
+
+// The slow oracle: every entry of C added to its bucket in the time domain, term by term.
+std::vector<double> time_domain_sketch(const Eigen::MatrixXd& C, const pagh::HashTables& h) {
+  const std::int64_t b = h.buckets;
+  std::vector<double> c(static_cast<std::size_t>(h.repetitions * b), 0.0);
+  for (int t = 0; t < h.repetitions; ++t) {
+    double* ct = c.data() + t * b;
+    for (std::int64_t j = 0; j < C.cols(); ++j) {
+      const std::uint32_t hj = h.h2(t, j);
+      const double sj = h.s2(t, j);
+      for (std::int64_t i = 0; i < C.rows(); ++i) ct[h.h1(t, i) ^ hj] += (h.s1(t, i) * sj) * C(i, j);
+    }
+  }
+  return c;
+}
+
+// ---- the factored path ------------------------------------------------------------------------
+
+// g(w) = M^T w = hi[w >> l] ^ lo[w & (2^l - 1)].
+struct GatherTable {
+  int l = 0;
+  std::vector<std::uint32_t> lo, hi;
+};
+GatherTable gather_table(const LinearSide& s) {
+  GatherTable g;
+  g.l = std::min(s.L, 8);
+  std::vector<std::uint32_t> row(static_cast<std::size_t>(s.L));
+  for (int bit = 0; bit < s.L; ++bit) row[static_cast<std::size_t>(bit)] = s.transpose_row(bit);
+  auto span_of = [&](int first_bit, int bits) {
+    std::vector<std::uint32_t> v(std::size_t{1} << bits, 0);
+    for (std::size_t u = 1; u < v.size(); ++u) v[u] = v[u & (u - 1)] ^ row[static_cast<std::size_t>(first_bit + std::countr_zero(u))];
+    return v;
+  };
+  g.lo = span_of(0, g.l);
+  g.hi = span_of(g.l, s.L - g.l);
+  return g;
+}
+
+// Q[w] += za[g1(w)] * zb[g2(w)] for w < b: the product of the two lines' spectra, signs left out.
+__attribute__((target_clones("avx2", "default"))) void gather_multiply_accumulate(double* __restrict Q, const double* __restrict za,
+                                                                                   const double* __restrict zb, const GatherTable& g1,
+                                                                                   const GatherTable& g2) {
+  const std::int64_t block = std::int64_t{1} << g1.l;
+  const std::uint32_t* lo1 = g1.lo.data();
+  const std::uint32_t* lo2 = g2.lo.data();
+  for (std::size_t v = 0; v < g1.hi.size(); ++v) {
+    const std::uint32_t b1 = g1.hi[v], b2 = g2.hi[v];
+    double* q = Q + static_cast<std::int64_t>(v) * block;
+    for (std::int64_t u = 0; u < block; ++u) q[u] += za[b1 ^ lo1[u]] * zb[b2 ^ lo2[u]];
+  }
+}
+
+struct FactoredTimes {
+  double per_k_ms = 0, fold_inverse_ms = 0;
+};
+
+// The d time-domain sketches of A B (A column-major m x K, B row-major K x p) by the factored path.
+std::vector<double> factored_sketch(const Eigen::MatrixXd& A, const pagh::RowMajorMatrixXd& B, const LinearTables& lt, int threads,
+                                    FactoredTimes* times) {
+  const double start = now_ms();
+  const std::int64_t m = A.rows(), K = A.cols(), p = B.cols(), b = lt.b;
+  const int d = static_cast<int>(lt.a.size());
+  const std::int64_t na = std::int64_t{1} << log2_ceil(m), nb = std::int64_t{1} << log2_ceil(p);
+  std::vector<GatherTable> ga, gb;
+  for (int t = 0; t < d; ++t) ga.push_back(gather_table(lt.a[static_cast<std::size_t>(t)])), gb.push_back(gather_table(lt.bside[static_cast<std::size_t>(t)]));
+  std::vector<std::vector<double>> Q(static_cast<std::size_t>(threads));
+#pragma omp parallel num_threads(threads)
+  {
+    const int me = omp_get_thread_num();
+    const std::int64_t k0 = K * me / threads, k1 = K * (me + 1) / threads;
+    std::vector<double>& q = Q[static_cast<std::size_t>(me)];
+    q.assign(static_cast<std::size_t>(d * b), 0.0);
+    std::vector<double> za(static_cast<std::size_t>(na), 0.0), zb(static_cast<std::size_t>(nb), 0.0);
+    fwht::Plan plan_a({.n = na}, fwht::DType::f64, {.threads = 1}), plan_b({.n = nb}, fwht::DType::f64, {.threads = 1});
+    for (std::int64_t k = k0; k < k1; ++k) {
+      const double* a = A.data() + k * m;
+      const double* brow = B.data() + k * p;
+      for (int t = 0; t < d; ++t) {
+        const LinearSide& sa = lt.a[static_cast<std::size_t>(t)];
+        const LinearSide& sb = lt.bside[static_cast<std::size_t>(t)];
+        if (m < na) std::fill(za.begin(), za.end(), 0.0);
+        if (p < nb) std::fill(zb.begin(), zb.end(), 0.0);
+        for (std::int64_t i = 0; i < m; ++i) za[sa.pi[static_cast<std::size_t>(i)]] = sa.sign[static_cast<std::size_t>(i)] * a[i];
+        for (std::int64_t j = 0; j < p; ++j) zb[sb.pi[static_cast<std::size_t>(j)]] = sb.sign[static_cast<std::size_t>(j)] * brow[j];
+        plan_a.execute(za.data(), za.data());
+        plan_b.execute(zb.data(), zb.data());
+        gather_multiply_accumulate(q.data() + t * b, za.data(), zb.data(), ga[static_cast<std::size_t>(t)], gb[static_cast<std::size_t>(t)]);
+      }
+    }
+  }
+  const double sketched = now_ms();
+  // The threads' sums in thread order, then one inverse per repetition and the XOR shift by c1 ^ c2.
+  std::vector<double>& total = Q[0];
+  for (int r = 1; r < threads; ++r) {
+    const double* add = Q[static_cast<std::size_t>(r)].data();
+    for (std::size_t h = 0; h < total.size(); ++h) total[h] += add[h];
+  }
+  fwht::Plan inverse({.n = b, .batch = d}, fwht::DType::f64, {.normalization = fwht::Normalization::inverse, .threads = threads});
+  inverse.execute(total.data(), total.data());
+  std::vector<double> out(static_cast<std::size_t>(d * b));
+  for (int t = 0; t < d; ++t) {
+    const std::uint32_t c = lt.a[static_cast<std::size_t>(t)].c ^ lt.bside[static_cast<std::size_t>(t)].c;
+    const double* in = total.data() + t * b;
+    double* o = out.data() + t * b;
+    for (std::int64_t h = 0; h < b; ++h) o[h] = in[static_cast<std::uint32_t>(h) ^ c];
+  }
+  if (times) times->per_k_ms = sketched - start, times->fold_inverse_ms = now_ms() - sketched;
+  return out;
+}
+
+// ---- speed ------------------------------------------------------------------------------------
+
+void speed(const std::vector<int>& ns, const std::vector<int>& ds, const std::vector<int>& thread_counts, int rounds) {
+  std::printf("%6s %7s %3s %7s %10s %10s %8s %10s %10s %8s   %9s %9s %9s %9s %9s %9s\n", "n", "b", "d", "threads", "lin_ms", "pagh_ms", "wall",
+              "lin_cpu", "pagh_cpu", "paired", "lin_perk", "pagh_sk", "perk", "lin_inv", "lin_min", "pagh_min");
+  for (int n : ns) {
+    std::mt19937_64 rng(20261126 + static_cast<unsigned>(n));
+    std::normal_distribution<double> normal;
+    Eigen::MatrixXd A(n, n);
+    pagh::RowMajorMatrixXd B(n, n);
+    for (Eigen::Index i = 0; i < A.size(); ++i) A.data()[i] = normal(rng);
+    for (Eigen::Index i = 0; i < B.size(); ++i) B.data()[i] = normal(rng);
+    const std::int64_t b = 8 * std::int64_t{n};
+    {  // the factorisation against the slow oracle, every repetition of the largest d
+      const Eigen::MatrixXd C = A * B;
+      const int d = *std::max_element(ds.begin(), ds.end());
+      const LinearTables lt = draw_linear(7, d, n, n, b, Variant::linear);
+      const std::vector<double> fast = factored_sketch(A, B, lt, 1, nullptr);
+      const std::vector<double> slow = time_domain_sketch(C, tabulate(lt));
+      double diff = 0, norm = 0;
+      for (std::size_t h = 0; h < fast.size(); ++h) diff += (fast[h] - slow[h]) * (fast[h] - slow[h]), norm += slow[h] * slow[h];
+      const double rel = std::sqrt(diff / norm);
+      std::printf("# n %d d %d: factored sketch against the time-domain oracle: relative L2 difference %.3g\n", n, d, rel);
+      if (!(rel < 1e-12)) {
+        std::fprintf(stderr, "linear_hash_prototype: n %d: the factored sketch differs from the oracle (%.3g)\n", n, rel);
+        std::exit(70);
+      }
+    }
+    for (int d : ds)
+      for (int threads : thread_counts) {
+        std::vector<double> lin_ms, pagh_ms, lin_cpu, pagh_cpu, lin_perk, pagh_sk, lin_inv, paired;
+        for (int r = 0; r < rounds; ++r) {
+          const std::uint64_t seed = 1000 + static_cast<std::uint64_t>(r);
+          const LinearTables lt = draw_linear(seed, d, n, n, b, Variant::linear);
+          const pagh::HashTables tables = pagh::draw_hash_tables(seed, d, n, n, b);
+          double lc = 0, pc = 0;
+          for (int which = 0; which < 2; ++which) {
+            const bool lin = (which == 0) == (r % 2 == 0);
+            if (lin) {
+              FactoredTimes ft;
+              const double w0 = now_ms(), c0 = cpu_ms();
+              const auto sketch = factored_sketch(A, B, lt, threads, &ft);
+              lin_ms.push_back(now_ms() - w0), lc = cpu_ms() - c0, lin_cpu.push_back(lc);
+              lin_perk.push_back(ft.per_k_ms), lin_inv.push_back(ft.fold_inverse_ms);
+            } else {
+              pagh::HashTables copy = tables;
+              const pagh::SketchParams params{.buckets = b, .repetitions = d, .seed = seed, .precision = fwht::DType::f64, .threads = threads};
+              const double w0 = now_ms(), c0 = cpu_ms();
+              const auto values = pagh::compress_values(A, B, params, std::move(copy));
+              pagh_ms.push_back(now_ms() - w0), pc = cpu_ms() - c0, pagh_cpu.push_back(pc);
+              pagh_sk.push_back(values.timings.sketching_ms);
+            }
+          }
+          paired.push_back(lc / pc);
+        }
+        const auto least = [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); };
+        std::printf("%6d %7lld %3d %7d %10.2f %10.2f %8.3f %10.2f %10.2f %8.3f   %9.2f %9.2f %9.3f %9.2f %9.2f %9.2f\n", n,
+                    static_cast<long long>(b), d, threads, median(lin_ms), median(pagh_ms), median(lin_ms) / median(pagh_ms), median(lin_cpu),
+                    median(pagh_cpu), median(paired), median(lin_perk), median(pagh_sk), median(lin_perk) / median(pagh_sk), median(lin_inv),
+                    least(lin_ms), least(pagh_ms));
+        std::fflush(stdout);
+      }
+  }
+}
+
+// ---- stats ------------------------------------------------------------------------------------
+
+struct Product {
+  std::string name;
+  Eigen::MatrixXd C;
+};
+
+// Fixed inputs (the hash seeds vary): a dense Gaussian product; the Gram matrix X^T X of a Gaussian X
+// (diagonal ~n, off-diagonal ~sqrt(n): the covariance-like case, top entries on the diagonal); and
+// N(0,1) entries with two rank-1 sign blocks of 16 x 16 on index sets that are GF(2) subspaces or
+// their cosets (rows 0..15 x columns j = 0 mod n/16; rows n/2..n/2+15 x columns n/4..n/4+15),
+// whose 512 entries carry as much energy as the rest.
+std::vector<Product> make_products(int n) {
+  std::mt19937_64 rng(4242 + static_cast<unsigned>(n));
+  std::normal_distribution<double> normal;
+  auto gaussian = [&](int rows, int cols) {
+    Eigen::MatrixXd M(rows, cols);
+    for (Eigen::Index i = 0; i < M.size(); ++i) M.data()[i] = normal(rng);
+    return M;
+  };
+  std::vector<Product> products;
+  {
+    const Eigen::MatrixXd A = gaussian(n, n), B = gaussian(n, n);
+    products.push_back({"gaussian", A * B});
+  }
+  {
+    const Eigen::MatrixXd X = gaussian(n, n);
+    products.push_back({"gram", X.transpose() * X});
+  }
+  {
+    Eigen::MatrixXd C = gaussian(n, n);
+    const double v = n * std::sqrt(1.0 / 512);
+    auto sign = [&] { return (rng() >> 63) ? -1.0 : 1.0; };
+    for (int r = 0; r < 16; ++r)
+      for (int s = 0; s < 16; ++s) C(r, s * (n / 16)) = v * sign(), C(n / 2 + r, n / 4 + s) = v * sign();
+    products.push_back({"blocks", C});
+  }
+  return products;
+}
+
+struct Accumulated {
+  std::vector<double> rand_single, rand_median, top_single, top_median, worst_top;
+  std::vector<double> top_med_ms_per_seed;  // mean squared median error of the top entries, per seed
+  std::int64_t rand_covered = 0, rand_count = 0, top_covered = 0, top_count = 0;
+  double recall = 0;
+  int deficient = 0, repetitions = 0;
+};
+
+void stats(int n, int d, int seeds) {
+  const std::int64_t b = 8 * std::int64_t{n};
+  constexpr int kTop = 64, kRandom = 1000;
+  const std::vector<std::string> families{"random", "linear", "linear_injective", "linear_no_pi", "linear_shared_pi"};
+  const Variant variants[] = {Variant::linear, Variant::linear, Variant::injective, Variant::identity_pi, Variant::shared_pi};
+  std::printf("# n %d, b %lld, d %d, %d seeds; errors in units of sigma = ||C||_F / sqrt(b); top = the exact %d largest |C_ij|; "
+              "rand = %d uniform entries per seed\n",
+              n, static_cast<long long>(b), d, seeds, kTop, kRandom);
+  std::printf("%-8s %-17s %8s %8s %8s %8s %8s %7s | %8s %8s %8s %8s %7s | %8s %8s %8s %7s %7s\n", "product", "family", "rnd1_rms", "rnd1_p99",
+              "rnd1_p999", "rndm_rms", "rndm_p99", "rnd_cov", "top1_rms", "top1_p99", "topm_rms", "topm_se", "top_cov", "worst_med",
+              "worst_p99", "worst_max", "recall", "deficit");
+  for (const Product& product : make_products(n)) {
+    const Eigen::MatrixXd& C = product.C;
+    const double sigma = C.norm() / std::sqrt(static_cast<double>(b));
+    std::vector<std::pair<std::int64_t, std::int64_t>> top;
+    {
+      std::vector<std::int64_t> order(static_cast<std::size_t>(C.size()));
+      std::iota(order.begin(), order.end(), 0);
+      std::partial_sort(order.begin(), order.begin() + kTop, order.end(),
+                        [&](std::int64_t x, std::int64_t y) { return std::abs(C.data()[x]) > std::abs(C.data()[y]) || (std::abs(C.data()[x]) == std::abs(C.data()[y]) && x < y); });
+      for (int e = 0; e < kTop; ++e) top.emplace_back(order[static_cast<std::size_t>(e)] % n, order[static_cast<std::size_t>(e)] / n);
+    }
+    const std::set<std::pair<std::int64_t, std::int64_t>> top_set(top.begin(), top.end());
+    for (std::size_t f = 0; f < families.size(); ++f) {
+      Accumulated acc;
+      for (int s = 0; s < seeds; ++s) {
+        const std::uint64_t seed = 5000 + static_cast<std::uint64_t>(s);
+        pagh::HashTables tables;
+        if (f == 0) {
+          tables = pagh::draw_hash_tables(seed, d, n, n, b);
+        } else {
+          const LinearTables lt = draw_linear(seed, d, n, n, b, variants[f]);
+          for (int t = 0; t < d; ++t) {
+            const auto& sa = lt.a[static_cast<std::size_t>(t)];
+            const auto& sb = lt.bside[static_cast<std::size_t>(t)];
+            std::vector<std::uint32_t> both(sa.column);
+            for (std::size_t q = 0; q < both.size(); ++q) both[q] ^= sb.column[q];
+            const bool deficient = variants[f] == Variant::shared_pi ? gf2_rank(both) < sa.Lp
+                                                                      : (gf2_rank(sa.column) < sa.Lp || gf2_rank(sb.column) < sb.Lp);
+            acc.deficient += deficient, ++acc.repetitions;
+          }
+          tables = tabulate(lt);
+        }
+        std::vector<double> values = time_domain_sketch(C, tables);
+        const pagh::SketchParams params{.buckets = b, .repetitions = d, .seed = seed, .precision = fwht::DType::f64};
+        const pagh::CompressedProduct prod(n, n, n, params, tables, std::move(values));
+        const pagh::NoiseModel model(prod);
+        const double half_width = model.half_width(0.95);
+        std::vector<double> single(static_cast<std::size_t>(d));
+        auto errors = [&](std::int64_t i, std::int64_t j, std::vector<double>& out_single, std::vector<double>& out_median, std::int64_t& covered,
+                          double* worst) {
+          for (int t = 0; t < d; ++t) {
+            const auto ct = prod.sketch(t);
+            single[static_cast<std::size_t>(t)] = tables.s1(t, i) * tables.s2(t, j) * ct[tables.h1(t, i) ^ tables.h2(t, j)];
+            if (worst) worst[t] = std::max(worst[t], std::abs(single[static_cast<std::size_t>(t)] - C(i, j)) / sigma);
+          }
+          out_single.push_back(std::abs(single[0] - C(i, j)) / sigma);
+          const double est = prod.estimate(i, j);
+          out_median.push_back(std::abs(est - C(i, j)) / sigma);
+          covered += std::abs(est - C(i, j)) <= half_width;
+        };
+        std::mt19937_64 pick(seed);
+        for (int e = 0; e < kRandom; ++e) {
+          const auto i = static_cast<std::int64_t>(pick() % static_cast<std::uint64_t>(n)), j = static_cast<std::int64_t>(pick() % static_cast<std::uint64_t>(n));
+          errors(i, j, acc.rand_single, acc.rand_median, acc.rand_covered, nullptr);
+        }
+        acc.rand_count += kRandom;
+        std::vector<double> worst(static_cast<std::size_t>(d), 0.0);
+        const std::size_t before = acc.top_median.size();
+        for (const auto& [i, j] : top) errors(i, j, acc.top_single, acc.top_median, acc.top_covered, worst.data());
+        acc.top_count += kTop;
+        double ms = 0;
+        for (std::size_t e = before; e < acc.top_median.size(); ++e) ms += acc.top_median[e] * acc.top_median[e];
+        acc.top_med_ms_per_seed.push_back(ms / kTop);
+        for (double w : worst) acc.worst_top.push_back(w);
+        int found = 0;
+        for (const pagh::Entry& e : prod.top_k(kTop)) found += top_set.count({e.row, e.col}) > 0;
+        acc.recall += static_cast<double>(found) / kTop / seeds;
+      }
+      auto rms = [](const std::vector<double>& v) {
+        double s = 0;
+        for (double x : v) s += x * x;
+        return std::sqrt(s / static_cast<double>(v.size()));
+      };
+      double mean = 0, var = 0;
+      for (double x : acc.top_med_ms_per_seed) mean += x / seeds;
+      for (double x : acc.top_med_ms_per_seed) var += (x - mean) * (x - mean) / (seeds - 1);
+      // The standard error of topm_rms from the seed-to-seed spread (delta method on the mean square).
+      const double topm_se = std::sqrt(var / seeds) / (2 * std::sqrt(mean));
+      char deficit[32] = "-";
+      if (f != 0) std::snprintf(deficit, sizeof deficit, "%.3f", static_cast<double>(acc.deficient) / acc.repetitions);
+      std::printf("%-8s %-17s %8.3f %8.3f %8.3f %8.3f %8.3f %7.4f | %8.3f %8.3f %8.3f %8.3f %7.4f | %8.3f %8.3f %8.3f %7.3f %7s\n", product.name.c_str(),
+                  families[f].c_str(), rms(acc.rand_single), quantile(acc.rand_single, 0.99), quantile(acc.rand_single, 0.999), rms(acc.rand_median),
+                  quantile(acc.rand_median, 0.99), static_cast<double>(acc.rand_covered) / acc.rand_count, rms(acc.top_single),
+                  quantile(acc.top_single, 0.99), std::sqrt(mean), topm_se, static_cast<double>(acc.top_covered) / acc.top_count,
+                  median(acc.worst_top), quantile(acc.worst_top, 0.99), *std::max_element(acc.worst_top.begin(), acc.worst_top.end()), acc.recall,
+                  deficit);
+      std::fflush(stdout);
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) usage_error("a mode is needed (speed or stats)");
+  const std::string mode = argv[1];
+  if (mode == "--help" || mode == "-h") {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (mode != "speed" && mode != "stats") usage_error("unknown mode '" + mode + "'");
+  std::vector<int> ns = mode == "speed" ? std::vector<int>{1024, 2048, 4096} : std::vector<int>{1024};
+  std::vector<int> ds = mode == "speed" ? std::vector<int>{1, 3} : std::vector<int>{3}, thread_counts{1, 2};
+  int rounds = 7, seeds = 200;
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (i + 1 >= argc) usage_error(arg + " needs a value");
+    const std::string value = argv[++i];
+    if (arg == "--n") {
+      ns = parse_list(arg, value, 16, 1 << 14);
+      for (int n : ns)
+        if ((n & (n - 1)) != 0) usage_error("--n: " + std::to_string(n) + " is not a power of two (b = 8n must be one)");
+    } else if (arg == "--d") {
+      ds = parse_list(arg, value, 1, 64);
+    } else if (arg == "--threads") {
+      thread_counts = parse_list(arg, value, 1, 1024);
+    } else if (arg == "--rounds") {
+      rounds = parse_list(arg, value, 1, 100000).front();
+    } else if (arg == "--seeds") {
+      seeds = parse_list(arg, value, 2, 100000).front();
+    } else {
+      usage_error("unknown option " + arg);
+    }
+  }
+  try {
+    if (mode == "speed")
+      speed(ns, ds, thread_counts, rounds);
+    else
+      stats(ns.front(), ds.front(), seeds);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "linear_hash_prototype: %s\n", e.what());
+    return 70;
+  }
+  return 0;
+}
