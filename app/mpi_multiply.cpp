@@ -10,8 +10,11 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <future>
 #include <optional>
+#include <system_error>
 #include <type_traits>
+#include <utility>
 
 #include "cli_error.hpp"
 #include "commands.hpp"
@@ -93,33 +96,47 @@ struct ShareTimes {
   std::int64_t k0 = 0, k1 = 0;  // rank 0's own range
   bool on_devices = false;      // summed by NCCL on the GPUs
   double copy_ms = 0;           // then rank 0's product of the sum (kept on its GPU)
+  double connect_wait_ms = -1;  // the slowest rank's wait in the first sum for NCCL's set-up on its thread (-1: none)
 };
 
 // The sum of the ranks' sketches on rank 0. GPU ranks sum on their devices through NCCL when the
-// build has it and every rank has a GPU of its own (connected, collectively, at the first GPU
-// sketch): the sum stays on rank 0's GPU as one GPU process's product does (pagh::cuda::
-// kept_on_device): queries, the overflow check's and the noise model's statistics and single
-// entries are read there, and the host copy is made only for what reads every value (a saved
-// sketch, a subtracted known diagonal). Making that product (the hash tables, the statistics) is
-// timed apart from the sum. Ranks that share a GPU, and CPU ranks, sum host copies through MPI.
+// build has it and every rank has a GPU of its own: the sum stays on rank 0's GPU as one GPU
+// process's product does (pagh::cuda::kept_on_device): queries, the overflow check's and the noise
+// model's statistics and single entries are read there, and the host copy is made only for what
+// reads every value (a saved sketch, a subtracted known diagonal). Making that product (the hash
+// tables, the statistics) is timed apart from the sum. Ranks that share a GPU, and CPU ranks, sum
+// host copies through MPI.
 struct SketchSum {
   int local_rank = 0;  // the GPU: local rank % GPUs (rank 0, local rank 0, sketches on device 0)
-  double copy_ms = 0;  // rank 0, the last NCCL sum: making the product of the sum (no host copy)
+  // A duplicate of the session's communicator that only NCCL's set-up uses, so that it can run on a
+  // thread of its own while the main thread's collectives go on (MPI_THREAD_MULTIPLE granted);
+  // MPI_COMM_NULL: the set-up runs on the main thread.
+  MPI_Comm beside = MPI_COMM_NULL;
+  double copy_ms = 0;             // rank 0, the last NCCL sum: making the product of the sum (no host copy)
+  double connect_wait_ms = -1;    // the first GPU sum's wait for the set-up's thread (-1: none since last read)
 #ifdef PAGH_DISTRIBUTED_HAVE_NCCL
   bool tried = false;
+  std::future<std::unique_ptr<pagh::mpi::NcclSum>> connecting;  // the set-up's thread, until the first sum
   std::unique_ptr<pagh::mpi::NcclSum> nccl;
 #endif
   // Collective, every rank, once (later calls do nothing): connects the ranks' GPUs and starts
-  // NCCL's connections between them (NcclSum::warm_up) on a thread of their own, so that they are
-  // made while the ranks read or sketch, not in the first sum. Called beside the read where the run
-  // asks for --backend cuda, else at the first GPU sketch.
+  // NCCL's connections between them (NcclSum::warm_up). With `beside`, all of it (the CUDA start of
+  // this rank's device, NCCL's communicator, its connections) runs on a thread while the ranks read
+  // or sketch, and the first sum waits for it (ready()). Called beside the read where the run asks
+  // for --backend cuda, else at the first GPU sketch.
   void prepare(MPI_Comm comm) {
 #ifdef PAGH_DISTRIBUTED_HAVE_NCCL
     if (tried) return;
-    int devices = 1;
-    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices < 1) (void)cudaGetLastError(), devices = 1;
-    tried = true, nccl = pagh::mpi::NcclSum::connect(comm, local_rank % devices);
-    if (nccl) nccl->warm_up();
+    tried = true;
+    if (beside != MPI_COMM_NULL) {
+      try {
+        connecting = std::async(std::launch::async, [this] { return connect(beside, local_rank); });
+        return;
+      } catch (const std::system_error&) {
+        // No thread here: connect now, on `beside` still, where the others' threads meet this rank.
+      }
+    }
+    nccl = connect(beside != MPI_COMM_NULL ? beside : comm, local_rank);
 #else
     (void)comm;
 #endif
@@ -127,7 +144,7 @@ struct SketchSum {
   std::optional<pagh::CompressedProduct> operator()(MPI_Comm comm, bool on_gpus, const pagh::CompressedProduct& partial,
                                                     pagh::mpi::ReduceTimings& timings, bool& on_devices) {
 #ifdef PAGH_DISTRIBUTED_HAVE_NCCL
-    if (on_gpus) prepare(comm);
+    if (on_gpus) prepare(comm), ready(comm);
     on_devices = on_gpus && nccl;
     if (on_devices) {
       std::optional<pagh::cuda::DeviceProduct> sum = pagh::mpi::sum_on_device(partial, *nccl, 0, &timings);
@@ -148,6 +165,32 @@ struct SketchSum {
 #endif
     return pagh::mpi::sum_sketches(partial, comm, 0, &timings);
   }
+
+#ifdef PAGH_DISTRIBUTED_HAVE_NCCL
+ private:
+  static std::unique_ptr<pagh::mpi::NcclSum> connect(MPI_Comm comm, int local_rank) {
+    int devices = 1;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices < 1) (void)cudaGetLastError(), devices = 1;
+    auto connected = pagh::mpi::NcclSum::connect(comm, local_rank % devices);  // nullptr on every rank, or on none
+    if (connected) connected->warm_up();
+    return connected;
+  }
+  // Collective: joins the set-up's thread (once). connect() agrees on its result on every rank, but a
+  // thread that failed outside it (memory) is agreed on here too: the NCCL sum on every rank or on none.
+  void ready(MPI_Comm comm) {
+    if (!connecting.valid()) return;
+    const double start = pagh::mpi::wall_ms();
+    try {
+      nccl = connecting.get();
+    } catch (...) {
+      nccl.reset();
+    }
+    connect_wait_ms = pagh::mpi::wall_ms() - start;
+    int connected = nccl != nullptr;
+    MPI_Allreduce(MPI_IN_PLACE, &connected, 1, MPI_INT, MPI_MIN, comm);
+    if (!connected) nccl.reset();
+  }
+#endif
 };
 
 // A CPU rank's share as unmeasured sketch values with the tables the ranks drew together (as
@@ -232,9 +275,9 @@ std::optional<pagh::CompressedProduct> sketch_share(MPI_Comm comm, const std::st
   bool on_devices = false;
   std::optional<pagh::CompressedProduct> sum = on_cpu ? pagh::mpi::sum_sketches(std::move(*values), comm, 0, &reduce)
                                                       : sum_of(comm, backend->name() == "cuda", *partial, reduce, on_devices);
-  double slowest[3] = {sketched - start, agreed - sketched, reduce.reduce_ms};
-  MPI_Reduce(me == 0 ? MPI_IN_PLACE : slowest, slowest, 3, MPI_DOUBLE, MPI_MAX, 0, comm);
-  times = {slowest[0], slowest[1], slowest[2], k0, k1, on_devices, sum_of.copy_ms};
+  double slowest[4] = {sketched - start, agreed - sketched, reduce.reduce_ms, std::exchange(sum_of.connect_wait_ms, -1.0)};
+  MPI_Reduce(me == 0 ? MPI_IN_PLACE : slowest, slowest, 4, MPI_DOUBLE, MPI_MAX, 0, comm);
+  times = {slowest[0], slowest[1], slowest[2], k0, k1, on_devices, sum_of.copy_ms, slowest[3]};
   return sum;
 }
 
@@ -257,14 +300,14 @@ std::unique_ptr<SketchBackend> worker_backend(MPI_Comm comm, int local_rank, boo
 #endif
 }
 
-int run_worker(MPI_Comm comm, int local_rank) {
+int run_worker(MPI_Comm comm, MPI_Comm beside, int local_rank) {
   std::optional<InputMatrix> a, b;
   std::unique_ptr<InputShare> share;  // read_shares: this rank's k of A and B
   std::string inputs;
   std::exception_ptr read_failure;
   std::unique_ptr<SketchBackend> backend;
   SketchSum sum_of;
-  sum_of.local_rank = local_rank;
+  sum_of.local_rank = local_rank, sum_of.beside = beside;
   for (;;) {
     const Command command = exchange(comm, Command{});
     if (command.step == Step::finish) return command.status;
@@ -351,6 +394,8 @@ class DistributedBackend final : public SketchBackend {
                      static_cast<long long>(cols_in(a)), times.sketch_ms, times.wait_ms, times.reduce_ms,
                      times.on_devices ? "NCCL, on the GPUs" : "MPI, on the hosts");
         if (times.on_devices) std::fprintf(stderr, ", its product on rank 0's GPU %.1f ms (statistics there, no host copy)", times.copy_ms);
+        if (times.connect_wait_ms >= 0)
+          std::fprintf(stderr, "; NCCL's set-up ran on a thread beside the read, the sum waited %.1f ms for it", times.connect_wait_ms);
         if (cores_.widened()) std::fprintf(stderr, "; rank 0 goes on on its node's %d cores", cores_.node_cores());
         std::fprintf(stderr, "\n");
       }
@@ -377,7 +422,7 @@ class DistributedBackend final : public SketchBackend {
 
 class Leader final : public MultiplyHooks {
  public:
-  Leader(MPI_Comm comm, NodeCores& cores) : comm_(comm), cores_(cores) {}
+  Leader(MPI_Comm comm, MPI_Comm beside, NodeCores& cores) : comm_(comm), cores_(cores) { sum_of_.beside = beside; }
 
   void started(const MultiplyOptions& options) override {
     options_ = &options;
@@ -443,28 +488,36 @@ class Leader final : public MultiplyHooks {
   SketchSum sum_of_;                   // rank 0: local rank 0
 };
 
-// MPI for the lifetime of the command; every MPI call is made from this (the main) thread.
+// MPI for the lifetime of the command. Every MPI call is made from this (the main) thread, except
+// NCCL's set-up (SketchSum::prepare), which runs on a thread of its own on a communicator of its
+// own (beside()) where the MPI library allows calls from several threads at once.
 class MpiSession {
  public:
   MpiSession() {
     int provided = 0;
-    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
+    int multiple = provided >= MPI_THREAD_MULTIPLE;  // the same library everywhere, but the dup must be on every rank or none
+    MPI_Allreduce(MPI_IN_PLACE, &multiple, 1, MPI_INT, MPI_MIN, comm_);
+    if (multiple) MPI_Comm_dup(comm_, &beside_);
     local_rank_ = pagh::mpi::local_rank(comm_);  // collective: every rank, here
     cores_.emplace(comm_);                       // collective too
   }
   ~MpiSession() {
+    if (beside_ != MPI_COMM_NULL) MPI_Comm_free(&beside_);
     MPI_Comm_free(&comm_);
     MPI_Finalize();
   }
   MpiSession(const MpiSession&) = delete;
   MpiSession& operator=(const MpiSession&) = delete;
   MPI_Comm comm() const { return comm_; }
+  MPI_Comm beside() const { return beside_; }  // MPI_COMM_NULL where MPI_THREAD_MULTIPLE was not granted
   int local_rank() const { return local_rank_; }
   NodeCores& cores() { return *cores_; }
 
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;
+  MPI_Comm beside_ = MPI_COMM_NULL;
   int local_rank_ = 0;
   std::optional<NodeCores> cores_;  // made once MPI runs
 };
@@ -479,8 +532,8 @@ bool launched_by_mpi() {
 
 int run_multiply_distributed(const std::vector<std::string>& args) {
   MpiSession mpi;
-  if (rank_in(mpi.comm()) != 0) return run_worker(mpi.comm(), mpi.local_rank());
-  Leader leader(mpi.comm(), mpi.cores());
+  if (rank_in(mpi.comm()) != 0) return run_worker(mpi.comm(), mpi.beside(), mpi.local_rank());
+  Leader leader(mpi.comm(), mpi.beside(), mpi.cores());
   int status = 0;
   try {
     status = run_multiply(args, &leader);

@@ -214,10 +214,14 @@ void NcclSum::warm_up() {
   });
 }
 
+void NcclSum::finish_warm_up() {
+  impl_->finish_warm_up();
+  if (impl_->warm_failure) std::rethrow_exception(std::exchange(impl_->warm_failure, nullptr));
+}
+
 void NcclSum::sum(const double* mine, std::int64_t count, double* out, int root, ReduceTimings* timings) {
   Impl& s = *impl_;
-  s.finish_warm_up();
-  if (s.warm_failure) std::rethrow_exception(std::exchange(s.warm_failure, nullptr));  // NCCL's error, on the rank that saw it
+  finish_warm_up();  // NCCL's error, on the rank that saw it
   OnDevice on(s.device);
   const bool receives = root == kEveryRank || s.rank == root;
   const std::int64_t piece = std::min(kPieceValues, count);
@@ -309,6 +313,7 @@ Summed sum_partial(const Partial& partial, NcclSum& nccl, int root, bool with_ho
   double* out = nullptr;
   std::exception_ptr failure;
   try {
+    nccl.finish_warm_up();  // its failure on one rank ends every rank here, before any transfer
     OnDevice on(nccl.device());
     if (mine) {
       if (device_of(mine) != nccl.device())

@@ -21,9 +21,11 @@ inline int ranks() {
   return n;
 }
 
-// cleanup (optional) runs on every rank after the tests, before MPI_Finalize.
-inline int run_mpi_tests(int argc, char** argv, const std::function<void()>& cleanup = {}) {
-  MPI_Init(&argc, &argv);
+// cleanup (optional) runs on every rank after the tests, before MPI_Finalize. threads: the level of
+// thread support asked of MPI (MPI_Query_thread tells what was granted).
+inline int run_mpi_tests(int argc, char** argv, const std::function<void()>& cleanup = {}, int threads = MPI_THREAD_SINGLE) {
+  int granted = 0;
+  MPI_Init_thread(&argc, &argv, threads, &granted);
   ::testing::InitGoogleTest(&argc, argv);
   int failed = RUN_ALL_TESTS();
   MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);

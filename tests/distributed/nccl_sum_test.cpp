@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstring>
 #include <exception>
+#include <future>
 #include <optional>
 #include <limits>
 #include <string>
@@ -179,6 +180,43 @@ TEST_F(NcclSumTest, SumsAfterAWarmUpAreTheSame) {
   check(sparse.a, sparse.b, {.seed = 3}, true, pagh::mpi::kEveryRank);
 }
 
+// connect() on a thread of its own, on a duplicate of the communicator, while the main thread runs
+// collectives on the original (what mpirun pagh-mm does beside its read): it connects, its sums equal
+// the host sum bit for bit, and a rank without its device still gives nullptr on every rank.
+TEST_F(NcclSumTest, ConnectsOnAThreadBesideOtherCollectives) {
+  int granted = 0;
+  MPI_Query_thread(&granted);
+  if (granted < MPI_THREAD_MULTIPLE) GTEST_SKIP() << "MPI_THREAD_MULTIPLE not granted";
+  MPI_Comm beside = MPI_COMM_NULL;
+  MPI_Comm_dup(MPI_COMM_WORLD, &beside);
+  const auto sparse = mio::sparse_product({.m = 3000, .k = 2000, .p = 2500, .seed = 11, .integer_entries = true});
+  for (const bool refused : {false, true}) {
+    const int device = refused && rank_of() == ranks() - 1 ? 1000 : gpu_;
+    auto connecting = std::async(std::launch::async, [&] {
+      auto connected = pagh::mpi::NcclSum::connect(beside, device);
+      if (connected) connected->warm_up();
+      return connected;
+    });
+    long long total = 0;  // meanwhile, collectives of the main thread
+    for (int i = 0; i < 200; ++i) {
+      const long long mine = rank_of() + i;
+      MPI_Allreduce(&mine, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+      ASSERT_EQ(total, static_cast<long long>(ranks()) * (ranks() - 1) / 2 + static_cast<long long>(ranks()) * i);
+    }
+    std::unique_ptr<pagh::mpi::NcclSum> connected = connecting.get();
+    if (refused) {
+      EXPECT_FALSE(connected) << "rank " << rank_of() << ": connected although the last rank has no such device";
+      continue;
+    }
+    ASSERT_TRUE(connected);
+    EXPECT_EQ(connected->comm(), beside);
+    std::swap(nccl_, connected);  // check() sums with nccl_
+    check(sparse.a, sparse.b, {.seed = 4}, true, 0);
+    std::swap(nccl_, connected);
+  }
+  MPI_Comm_free(&beside);
+}
+
 // 3 x 2^23 values: two pieces of the sum, the second shorter and split unevenly.
 TEST_F(NcclSumTest, SumsLongerThanAPiece) {
   const auto sparse = mio::sparse_product({.m = 2000, .k = 1500, .p = 1800, .seed = 9, .integer_entries = true});
@@ -244,4 +282,4 @@ TEST_F(NcclSumTest, DifferentShapesFailOnEveryRank) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return pagh::test::run_mpi_tests(argc, argv); }
+int main(int argc, char** argv) { return pagh::test::run_mpi_tests(argc, argv, {}, MPI_THREAD_MULTIPLE); }

@@ -43,6 +43,9 @@ class NcclSum {
   // Collective over comm: every rank names the device it sums on. nullptr on every rank, with the
   // reason in *why, when NCCL cannot serve these ranks: a rank without that device, two ranks on the
   // same GPU (compared by UUID across nodes), a failure of NCCL's set-up on any rank.
+  // It may run on a thread of its own while the caller's other threads go on (it starts the device's
+  // CUDA context, which with NCCL's communicator takes about a second), given MPI_THREAD_MULTIPLE and
+  // a communicator that nothing else uses meanwhile (an MPI_Comm_dup of the caller's, made before).
   static std::unique_ptr<NcclSum> connect(MPI_Comm comm, int device, std::string* why = nullptr);
   ~NcclSum();  // local: frees this rank's resources (no collective)
   NcclSum(const NcclSum&) = delete;
@@ -56,8 +59,11 @@ class NcclSum {
   // than the next (about a second at 4 GPUs); this starts one exchange of a piece with every peer
   // on a thread of its own and returns at once, so that the connections (and the sum's receive
   // buffer) are made while the caller goes on, e.g. sketches. The next sum() (or the destructor)
-  // waits for it first; an error of it is thrown by that sum().
+  // waits for it first; an error of it is thrown by that sum(), or by sum_on_device and
+  // sum_device_sketches on every rank (agreed on before their transfers).
   void warm_up();
+  // Local: waits for warm_up()'s exchange, if one runs, and throws its error (once).
+  void finish_warm_up();
 
   // Collective: out = the sum over ranks of `count` doubles at `mine` (device memory of device()),
   // in rank order, written to `out` (device memory, count doubles) on root or on every rank
