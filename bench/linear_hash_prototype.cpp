@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "fwht/fwht.hpp"
+#include "linear_hash_family.hpp"
 #include "sketch/compress.hpp"
 #include "sketch/compress_values.hpp"
 #include "sketch/noise_model.hpp"
@@ -51,6 +52,8 @@
 #pragma GCC optimize("fp-contract=off")
 
 namespace {
+
+using namespace linear_hash;
 
 constexpr const char* kUsage =
     "usage: linear_hash_prototype speed [--n N,...] [--d D,...] [--threads T,...] [--rounds R]\n"
@@ -93,150 +96,8 @@ double quantile(std::vector<double> v, double q) {
   std::nth_element(v.begin(), v.begin() + at, v.end());
   return v[static_cast<std::size_t>(at)];
 }
-int log2_ceil(std::int64_t n) { return n <= 1 ? 0 : 64 - std::countl_zero(static_cast<std::uint64_t>(n - 1)); }
-
-// ---- the family -------------------------------------------------------------------------------
-
-// One side of one repetition: h(i) = M pi(i) XOR c, s(i) = sign[i].
-struct LinearSide {
-  int L = 0, Lp = 0;                  // log2 b, log2 n'
-  std::vector<std::uint32_t> column;  // column[q] = M e_q, an L-bit word, q < Lp
-  std::vector<std::uint32_t> pi;      // pi[i] < n', i < m (the first m of a permutation of [n'])
-  std::uint32_t c = 0;
-  std::vector<double> sign;  // +-1, i < m
-
-  std::uint32_t apply_M(std::uint32_t x) const {
-    std::uint32_t y = 0;
-    for (int q = 0; q < Lp; ++q)
-      if ((x >> q) & 1u) y ^= column[static_cast<std::size_t>(q)];
-    return y;
-  }
-  std::uint32_t bucket(std::int64_t i) const { return apply_M(pi[static_cast<std::size_t>(i)]) ^ c; }
-  // g(e_bit) = M^T e_bit: row `bit` of M as an Lp-bit word.
-  std::uint32_t transpose_row(int bit) const {
-    std::uint32_t r = 0;
-    for (int q = 0; q < Lp; ++q) r |= ((column[static_cast<std::size_t>(q)] >> bit) & 1u) << q;
-    return r;
-  }
-};
-
-int gf2_rank(std::vector<std::uint32_t> words) {
-  int rank = 0;
-  for (int bit = 31; bit >= 0; --bit) {
-    auto pivot = std::find_if(words.begin(), words.end(), [bit](std::uint32_t w) { return (w >> bit) & 1u; });
-    if (pivot == words.end()) continue;
-    const std::uint32_t p = *pivot;
-    words.erase(pivot);
-    for (auto& w : words)
-      if ((w >> bit) & 1u) w ^= p;
-    ++rank;
-  }
-  return rank;
-}
-
-enum class Variant { linear, injective, identity_pi, shared_pi };
-const char* variant_name(Variant v) {
-  switch (v) {
-    case Variant::linear: return "linear";
-    case Variant::injective: return "linear_injective";
-    case Variant::identity_pi: return "linear_no_pi";
-    case Variant::shared_pi: return "linear_shared_pi";
-  }
-  return "?";
-}
-
-LinearSide draw_side(std::mt19937_64& rng, std::int64_t m, int L, Variant variant, const std::vector<std::uint32_t>* shared_pi) {
-  LinearSide s;
-  s.L = L;
-  s.Lp = log2_ceil(m);
-  std::uniform_int_distribution<std::uint32_t> word(0, (L == 32 ? 0xFFFFFFFFu : (1u << L) - 1));
-  do {
-    s.column.assign(static_cast<std::size_t>(s.Lp), 0);
-    for (auto& col : s.column) col = word(rng);
-  } while (variant == Variant::injective && gf2_rank(s.column) < s.Lp);
-  s.c = word(rng);
-  if (shared_pi) {
-    s.pi = *shared_pi;
-  } else {
-    std::vector<std::uint32_t> perm(std::size_t{1} << s.Lp);
-    std::iota(perm.begin(), perm.end(), 0u);
-    if (variant != Variant::identity_pi) std::shuffle(perm.begin(), perm.end(), rng);
-    s.pi.assign(perm.begin(), perm.begin() + m);
-  }
-  s.sign.resize(static_cast<std::size_t>(m));
-  for (auto& x : s.sign) x = (rng() >> 63) ? -1.0 : 1.0;
-  return s;
-}
-
-struct LinearTables {
-  std::int64_t m = 0, p = 0, b = 0;
-  std::vector<LinearSide> a, bside;  // per repetition
-};
-
-LinearTables draw_linear(std::uint64_t seed, int d, std::int64_t m, std::int64_t p, std::int64_t b, Variant variant) {
-  std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(variant));
-  LinearTables t{.m = m, .p = p, .b = b, .a = {}, .bside = {}};
-  const int L = log2_ceil(b);
-  for (int r = 0; r < d; ++r) {
-    t.a.push_back(draw_side(rng, m, L, variant, nullptr));
-    t.bside.push_back(draw_side(rng, p, L, variant, variant == Variant::shared_pi ? &t.a.back().pi : nullptr));
-  }
-  return t;
-}
-
-// The family written out as pagh's tables: what the oracle, the estimator and NoiseModel read.
-pagh::HashTables tabulate(const LinearTables& lt) {
-  const int d = static_cast<int>(lt.a.size());
-  pagh::HashTables h{.m = lt.m, .p = lt.p, .buckets = lt.b, .repetitions = d, .bucket_a = {}, .bucket_b = {}, .sign_a = {}, .sign_b = {}};
-  for (int t = 0; t < d; ++t) {
-    for (std::int64_t i = 0; i < lt.m; ++i) {
-      h.bucket_a.push_back(lt.a[static_cast<std::size_t>(t)].bucket(i));
-      h.sign_a.push_back(static_cast<std::int8_t>(lt.a[static_cast<std::size_t>(t)].sign[static_cast<std::size_t>(i)]));
-    }
-    for (std::int64_t j = 0; j < lt.p; ++j) {
-      h.bucket_b.push_back(lt.bside[static_cast<std::size_t>(t)].bucket(j));
-      h.sign_b.push_back(static_cast<std::int8_t>(lt.bside[static_cast<std::size_t>(t)].sign[static_cast<std::size_t>(j)]));
-    }
-  }
-  return h;
-}
-
-// The slow oracle: every entry of C added to its bucket in the time domain, term by term.
-std::vector<double> time_domain_sketch(const Eigen::MatrixXd& C, const pagh::HashTables& h) {
-  const std::int64_t b = h.buckets;
-  std::vector<double> c(static_cast<std::size_t>(h.repetitions * b), 0.0);
-  for (int t = 0; t < h.repetitions; ++t) {
-    double* ct = c.data() + t * b;
-    for (std::int64_t j = 0; j < C.cols(); ++j) {
-      const std::uint32_t hj = h.h2(t, j);
-      const double sj = h.s2(t, j);
-      for (std::int64_t i = 0; i < C.rows(); ++i) ct[h.h1(t, i) ^ hj] += (h.s1(t, i) * sj) * C(i, j);
-    }
-  }
-  return c;
-}
 
 // ---- the factored path ------------------------------------------------------------------------
-
-// g(w) = M^T w = hi[w >> l] ^ lo[w & (2^l - 1)].
-struct GatherTable {
-  int l = 0;
-  std::vector<std::uint32_t> lo, hi;
-};
-GatherTable gather_table(const LinearSide& s) {
-  GatherTable g;
-  g.l = std::min(s.L, 8);
-  std::vector<std::uint32_t> row(static_cast<std::size_t>(s.L));
-  for (int bit = 0; bit < s.L; ++bit) row[static_cast<std::size_t>(bit)] = s.transpose_row(bit);
-  auto span_of = [&](int first_bit, int bits) {
-    std::vector<std::uint32_t> v(std::size_t{1} << bits, 0);
-    for (std::size_t u = 1; u < v.size(); ++u) v[u] = v[u & (u - 1)] ^ row[static_cast<std::size_t>(first_bit + std::countr_zero(u))];
-    return v;
-  };
-  g.lo = span_of(0, g.l);
-  g.hi = span_of(g.l, s.L - g.l);
-  return g;
-}
 
 // Q[w] += za[g1(w)] * zb[g2(w)] for w < b: the product of the two lines' spectra, signs left out.
 __attribute__((target_clones("avx2", "default"))) void gather_multiply_accumulate(double* __restrict Q, const double* __restrict za,
@@ -310,107 +171,18 @@ std::vector<double> factored_sketch(const Eigen::MatrixXd& A, const pagh::RowMaj
   return out;
 }
 
-// ---- the factored path in coordinates of its own (no gather per k) ----------------------------
-//
-// With M1 and M2 injective (b >= n'), g1 = M1^T is onto F^Lp and its kernel has dimension L - Lp.
-// Write w = T w' with w' = x | y << Lp: T e_q = s(e_q) for q < Lp (s a linear section of g1:
-// g1 s = id) and T e_(Lp+i) = kappa_i (a basis of ker g1). Then g1(T w') = x and g2(T w') = A x ^ B y
-// with A = g2 s, B y = g2(kappa(y)). For an invertible A (s chosen so: the sections differ by maps
-// into ker g1, and about a third of them give one),
-//   Zb[A x ^ B y] = Zb'[x ^ gamma_y],  gamma_y = A^-1 B y,  Zb' = H zb'',  zb''[A^T pi2(j)] = s2(j) b_j,
-// so Q'[w'] = Q[T w'] accumulates Za[x] Zb'[x ^ gamma_y]: 2^(L-Lp) XOR-shifted products of two
-// length-n' spectra, every load contiguous. The output: (H Q)[h] = (H Q')[T^T h], so
-// c_t[h] = (H Q')[T^T (h ^ c1 ^ c2)] / b, one index map per repetition at the end.
-
-std::uint32_t apply_transpose(const std::vector<std::uint32_t>& columns, std::uint32_t w) {
-  std::uint32_t r = 0;
-  for (std::size_t q = 0; q < columns.size(); ++q) r |= static_cast<std::uint32_t>(std::popcount(columns[q] & w) & 1) << q;
-  return r;
-}
-std::uint32_t apply_columns(const std::vector<std::uint32_t>& columns, std::uint32_t x) {
-  std::uint32_t y = 0;
-  for (std::size_t q = 0; q < columns.size(); ++q)
-    if ((x >> q) & 1u) y ^= columns[q];
-  return y;
-}
-
-struct ShiftedRepetition {
-  int Lp = 0, L = 0;
-  std::vector<std::uint32_t> perm_a, perm_b;  // where a's and b's line entries go (pi1, A^T pi2)
-  std::vector<double> sign_a, sign_b;
-  std::vector<std::uint32_t> gamma;  // 2^(L-Lp) shifts
-  GatherTable out;                   // T^T h
-  std::uint32_t out_shift = 0;       // T^T (c1 ^ c2)
-};
-
-ShiftedRepetition shifted_repetition(const LinearSide& sa, const LinearSide& sb, std::uint64_t seed) {
-  if (sa.Lp != sb.Lp || sa.L < sa.Lp || gf2_rank(sa.column) < sa.Lp || gf2_rank(sb.column) < sb.Lp)
-    throw std::runtime_error("shifted path: needs m' = p' <= b and injective M1, M2 (Variant::injective)");
-  const int L = sa.L, Lp = sa.Lp;
-  // Reduced row echelon form of g1's rows (the columns of M1), with the combination of rows each holds.
-  std::vector<std::uint32_t> row(sa.column), comb(static_cast<std::size_t>(Lp));
-  std::vector<int> pivot(static_cast<std::size_t>(Lp), -1);
-  for (int q = 0; q < Lp; ++q) comb[static_cast<std::size_t>(q)] = 1u << q;
-  int r = 0;
-  for (int bit = 0; bit < L && r < Lp; ++bit) {
-    int at = -1;
-    for (int k = r; k < Lp; ++k)
-      if ((row[static_cast<std::size_t>(k)] >> bit) & 1u) at = k;
-    if (at < 0) continue;
-    std::swap(row[static_cast<std::size_t>(r)], row[static_cast<std::size_t>(at)]);
-    std::swap(comb[static_cast<std::size_t>(r)], comb[static_cast<std::size_t>(at)]);
-    for (int k = 0; k < Lp; ++k)
-      if (k != r && ((row[static_cast<std::size_t>(k)] >> bit) & 1u))
-        row[static_cast<std::size_t>(k)] ^= row[static_cast<std::size_t>(r)], comb[static_cast<std::size_t>(k)] ^= comb[static_cast<std::size_t>(r)];
-    pivot[static_cast<std::size_t>(r++)] = bit;
-  }
-  std::vector<std::uint32_t> section(static_cast<std::size_t>(Lp), 0), kernel;
-  for (int q = 0; q < Lp; ++q)
-    for (int k = 0; k < Lp; ++k)
-      if ((comb[static_cast<std::size_t>(k)] >> q) & 1u) section[static_cast<std::size_t>(q)] |= 1u << pivot[static_cast<std::size_t>(k)];
-  for (int bit = 0; bit < L; ++bit) {
-    if (std::find(pivot.begin(), pivot.end(), bit) != pivot.end()) continue;
-    std::uint32_t kappa = 1u << bit;
-    for (int k = 0; k < Lp; ++k)
-      if ((row[static_cast<std::size_t>(k)] >> bit) & 1u) kappa |= 1u << pivot[static_cast<std::size_t>(k)];
-    kernel.push_back(kappa);
-  }
-  std::mt19937_64 rng(seed);
-  std::vector<std::uint32_t> A(static_cast<std::size_t>(Lp)), s(section);
-  for (int attempt = 0;; ++attempt) {
-    if (attempt == 10000) throw std::runtime_error("shifted path: no invertible A found");
-    for (int q = 0; q < Lp; ++q) {
-      s[static_cast<std::size_t>(q)] = section[static_cast<std::size_t>(q)] ^ (attempt == 0 ? 0u : apply_columns(kernel, static_cast<std::uint32_t>(rng())));
-      A[static_cast<std::size_t>(q)] = apply_transpose(sb.column, s[static_cast<std::size_t>(q)]);
-    }
-    if (gf2_rank(A) == Lp) break;
-  }
-  ShiftedRepetition rep;
-  rep.L = L, rep.Lp = Lp;
-  const std::size_t np = std::size_t{1} << Lp;
-  std::vector<std::uint32_t> inverse(np);
-  for (std::uint32_t x = 0; x < np; ++x) inverse[apply_columns(A, x)] = x;
-  for (std::uint32_t y = 0; y < (1u << (L - Lp)); ++y) rep.gamma.push_back(inverse[apply_transpose(sb.column, apply_columns(kernel, y))]);
-  rep.perm_a = sa.pi, rep.sign_a = sa.sign, rep.sign_b = sb.sign;
-  for (std::uint32_t p : sb.pi) rep.perm_b.push_back(apply_transpose(A, p));
-  LinearSide T;  // T's columns, read through gather_table as an L x L matrix
-  T.L = L, T.Lp = L, T.column = s;
-  T.column.insert(T.column.end(), kernel.begin(), kernel.end());
-  rep.out = gather_table(T);
-  rep.out_shift = apply_transpose(T.column, sa.c ^ sb.c);
-  return rep;
-}
-
 // q[x] += za[x] * zb[x ^ shift] for x < n (n a multiple of 4): contiguous loads, the low 2 bits of
 // the shift a fixed permutation of each 4-vector (one vpermpd in the AVX2 clone).
 typedef double v4d __attribute__((vector_size(32)));
 typedef long long v4l __attribute__((vector_size(32)));
-inline v4d load4(const double* p) {
+// (Always inlined into the target clones, which pass the vectors in AVX registers.)
+#pragma GCC diagnostic ignored "-Wpsabi"
+__attribute__((always_inline)) inline v4d load4(const double* p) {
   v4d v;
   std::memcpy(&v, p, sizeof v);
   return v;
 }
-inline void store4(double* p, v4d v) { std::memcpy(p, &v, sizeof v); }
+__attribute__((always_inline)) inline void store4(double* p, v4d v) { std::memcpy(p, &v, sizeof v); }
 template <unsigned G>
 inline void shifted_mac(double* __restrict q, const double* __restrict za, const double* __restrict zb, std::int64_t n, std::uint32_t high) {
   for (std::int64_t x = 0; x < n; x += 4) {
@@ -566,6 +338,7 @@ void speed(const std::vector<int>& ns, const std::vector<int>& ds, const std::ve
 struct Product {
   std::string name;
   Eigen::MatrixXd C;
+  int large = 0;  // its large entries (the |C| largest): the set whose collisions with each other are counted
 };
 
 // Fixed inputs (the hash seeds vary): a dense Gaussian product; the Gram matrix X^T X of a Gaussian X
@@ -584,11 +357,11 @@ std::vector<Product> make_products(int n) {
   std::vector<Product> products;
   {
     const Eigen::MatrixXd A = gaussian(n, n), B = gaussian(n, n);
-    products.push_back({"gaussian", A * B});
+    products.push_back({"gaussian", A * B, 512});
   }
   {
     const Eigen::MatrixXd X = gaussian(n, n);
-    products.push_back({"gram", X.transpose() * X});
+    products.push_back({"gram", X.transpose() * X, n});  // the diagonal
   }
   {
     Eigen::MatrixXd C = gaussian(n, n);
@@ -596,7 +369,7 @@ std::vector<Product> make_products(int n) {
     auto sign = [&] { return (rng() >> 63) ? -1.0 : 1.0; };
     for (int r = 0; r < 16; ++r)
       for (int s = 0; s < 16; ++s) C(r, s * (n / 16)) = v * sign(), C(n / 2 + r, n / 4 + s) = v * sign();
-    products.push_back({"blocks", C});
+    products.push_back({"blocks", C, 512});  // the blocks
   }
   {  // the same shapes at 4 x 4 (rows 0..3 x columns 0, n/4, n/2, 3n/4; rows n/2.. x columns n/4..), 8 sigma each:
      // 32 entries that stand out, so that top_k's recall means something
@@ -605,7 +378,7 @@ std::vector<Product> make_products(int n) {
     auto sign = [&] { return (rng() >> 63) ? -1.0 : 1.0; };
     for (int r = 0; r < 4; ++r)
       for (int s = 0; s < 4; ++s) C(r, s * (n / 4)) = v * sign(), C(n / 2 + r, n / 4 + s) = v * sign();
-    products.push_back({"planted", C});
+    products.push_back({"planted", C, 32});
   }
   return products;
 }
@@ -615,20 +388,22 @@ struct Accumulated {
   std::vector<double> top_med_ms_per_seed;  // mean squared median error of the top entries, per seed
   std::int64_t rand_covered = 0, rand_count = 0, top_covered = 0, top_count = 0;
   double recall = 0;
+  std::vector<double> pairs;  // per repetition
   int deficient = 0, repetitions = 0;
 };
 
 void stats(int n, int d, int seeds) {
   const std::int64_t b = 8 * std::int64_t{n};
   constexpr int kTop = 32, kRandom = 1000;
-  const std::vector<std::string> families{"random", "linear", "linear_injective", "linear_no_pi", "linear_shared_pi"};
   const Variant variants[] = {Variant::linear, Variant::linear, Variant::injective, Variant::identity_pi, Variant::shared_pi};
+  const std::size_t families = std::size(variants);  // 0: pagh's random tables
   std::printf("# n %d, b %lld, d %d, %d seeds; errors in units of sigma = ||C||_F / sqrt(b); top = the exact %d largest |C_ij|; "
-              "rand = %d uniform entries per seed\n",
+              "rand = %d uniform entries per seed;\n# pairs = pairs of the product's large entries sharing a bucket, per repetition: "
+              "mean, variance / mean, max\n",
               n, static_cast<long long>(b), d, seeds, kTop, kRandom);
-  std::printf("%-8s %-17s %8s %8s %8s %8s %8s %7s | %8s %8s %8s %8s %7s | %8s %8s %8s %7s %7s\n", "product", "family", "rnd1_rms", "rnd1_p99",
+  std::printf("%-8s %-17s %8s %8s %8s %8s %8s %7s | %8s %8s %8s %8s %7s | %8s %8s %8s %7s %7s | %7s %7s %8s\n", "product", "family", "rnd1_rms", "rnd1_p99",
               "rnd1_p999", "rndm_rms", "rndm_p99", "rnd_cov", "top1_rms", "top1_p99", "topm_rms", "topm_se", "top_cov", "worst_med",
-              "worst_p99", "worst_max", "recall", "deficit");
+              "worst_p99", "worst_max", "recall", "deficit", "pairs", "pair_vm", "pair_max");
   for (const Product& product : make_products(n)) {
     const Eigen::MatrixXd& C = product.C;
     const double sigma = C.norm() / std::sqrt(static_cast<double>(b));
@@ -636,12 +411,14 @@ void stats(int n, int d, int seeds) {
     {
       std::vector<std::int64_t> order(static_cast<std::size_t>(C.size()));
       std::iota(order.begin(), order.end(), 0);
-      std::partial_sort(order.begin(), order.begin() + kTop, order.end(),
+      std::partial_sort(order.begin(), order.begin() + std::max(kTop, product.large), order.end(),
                         [&](std::int64_t x, std::int64_t y) { return std::abs(C.data()[x]) > std::abs(C.data()[y]) || (std::abs(C.data()[x]) == std::abs(C.data()[y]) && x < y); });
-      for (int e = 0; e < kTop; ++e) top.emplace_back(order[static_cast<std::size_t>(e)] % n, order[static_cast<std::size_t>(e)] / n);
+      for (int e = 0; e < std::max(kTop, product.large); ++e) top.emplace_back(order[static_cast<std::size_t>(e)] % n, order[static_cast<std::size_t>(e)] / n);
     }
+    const std::vector<std::pair<std::int64_t, std::int64_t>> large(top.begin(), top.begin() + product.large);
+    top.resize(kTop);
     const std::set<std::pair<std::int64_t, std::int64_t>> top_set(top.begin(), top.end());
-    for (std::size_t f = 0; f < families.size(); ++f) {
+    for (std::size_t f = 0; f < families; ++f) {
       Accumulated acc;
       for (int s = 0; s < seeds; ++s) {
         const std::uint64_t seed = 5000 + static_cast<std::uint64_t>(s);
@@ -660,6 +437,19 @@ void stats(int n, int d, int seeds) {
             acc.deficient += deficient, ++acc.repetitions;
           }
           tables = tabulate(lt);
+        }
+        for (int t = 0; t < d; ++t) {
+          std::vector<std::uint32_t> ids;
+          for (const auto& [i, j] : large) ids.push_back(tables.h1(t, i) ^ tables.h2(t, j));
+          std::sort(ids.begin(), ids.end());
+          double pairs = 0;
+          for (std::size_t e = 0; e < ids.size();) {
+            std::size_t end = e;
+            while (end < ids.size() && ids[end] == ids[e]) ++end;
+            pairs += static_cast<double>((end - e) * (end - e - 1) / 2);
+            e = end;
+          }
+          acc.pairs.push_back(pairs);
         }
         std::vector<double> values = time_domain_sketch(C, tables);
         const pagh::SketchParams params{.buckets = b, .repetitions = d, .seed = seed, .precision = fwht::DType::f64};
@@ -709,12 +499,15 @@ void stats(int n, int d, int seeds) {
       const double topm_se = std::sqrt(var / seeds) / (2 * std::sqrt(mean));
       char deficit[32] = "-";
       if (f != 0) std::snprintf(deficit, sizeof deficit, "%.3f", static_cast<double>(acc.deficient) / acc.repetitions);
-      std::printf("%-8s %-17s %8.3f %8.3f %8.3f %8.3f %8.3f %7.4f | %8.3f %8.3f %8.3f %8.3f %7.4f | %8.3f %8.3f %8.3f %7.3f %7s\n", product.name.c_str(),
-                  families[f].c_str(), rms(acc.rand_single), quantile(acc.rand_single, 0.99), quantile(acc.rand_single, 0.999), rms(acc.rand_median),
+      double pairs_mean = 0, pairs_var = 0;
+      for (double x : acc.pairs) pairs_mean += x / static_cast<double>(acc.pairs.size());
+      for (double x : acc.pairs) pairs_var += (x - pairs_mean) * (x - pairs_mean) / static_cast<double>(acc.pairs.size() - 1);
+      std::printf("%-8s %-17s %8.3f %8.3f %8.3f %8.3f %8.3f %7.4f | %8.3f %8.3f %8.3f %8.3f %7.4f | %8.3f %8.3f %8.3f %7.3f %7s | %7.2f %7.2f %8.0f\n",
+                  product.name.c_str(), f == 0 ? "random" : variant_name(variants[f]), rms(acc.rand_single), quantile(acc.rand_single, 0.99), quantile(acc.rand_single, 0.999), rms(acc.rand_median),
                   quantile(acc.rand_median, 0.99), static_cast<double>(acc.rand_covered) / acc.rand_count, rms(acc.top_single),
                   quantile(acc.top_single, 0.99), std::sqrt(mean), topm_se, static_cast<double>(acc.top_covered) / acc.top_count,
                   median(acc.worst_top), quantile(acc.worst_top, 0.99), *std::max_element(acc.worst_top.begin(), acc.worst_top.end()), acc.recall,
-                  deficit);
+                  deficit, pairs_mean, pairs_mean > 0 ? pairs_var / pairs_mean : 0.0, *std::max_element(acc.pairs.begin(), acc.pairs.end()));
       std::fflush(stdout);
     }
   }
