@@ -3,7 +3,7 @@
 // (bind them: OMP_PLACES=cores OMP_PROC_BIND=close) runs the same kernel on data of its own, started
 // together; the slowest thread's time against one thread alone is the best "of linear" a perfectly
 // divided workload of that kind can reach at N.
-//   core_scaling [N,N,...] [REPEATS]      (default 1,2,4,8,16 and 3)
+//   core_scaling [N,N,...] [REPEATS [KERNEL]]   (default 1,2,4,8,16, 3 and all three kernels)
 // Kernels (each thread's own buffers, touched first by that thread):
 //   compute  8 independent chains of dependent double adds, no memory (the clock each core keeps)
 //   stream   x[i] += 1 over 256 MiB, 4 passes (each core's share of memory bandwidth)
@@ -91,8 +91,14 @@ int main(int argc, char** argv) {
     }
   }
   const int repeats = argc > 2 ? std::max(1, std::atoi(argv[2])) : 3;
+  const std::string only = argc > 3 ? argv[3] : "";
+  if (!only.empty() && only != "compute" && only != "stream" && only != "random") {
+    std::fprintf(stderr, "core_scaling: kernel '%s' is not compute, stream or random\n", argv[3]);
+    return 64;
+  }
   std::puts("kernel,threads,alone_ms,slowest_ms,median_ms,of_linear");
   for (const std::string kernel : {"compute", "stream", "random"}) {
+    if (!only.empty() && kernel != only) continue;
     std::vector<double> alone;
     for (int r = 0; r < repeats; ++r) alone.push_back(run_together(kernel, 1)[0]);
     const double one = median(alone);
