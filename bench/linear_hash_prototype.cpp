@@ -117,15 +117,22 @@ struct FactoredTimes {
   double per_k_ms = 0, fold_inverse_ms = 0;
 };
 
-// The d time-domain sketches of A B (A column-major m x K, B row-major K x p) by the factored path.
-std::vector<double> factored_sketch(const Eigen::MatrixXd& A, const pagh::RowMajorMatrixXd& B, const LinearTables& lt, int threads,
+// Where each side's line goes: z[perm[i]] = sign[i] * line[i] (perm injective into [n']).
+struct LineMaps {
+  const std::uint32_t *perm_a, *perm_b;
+  const double *sign_a, *sign_b;
+};
+
+// What both factored paths do: the d time-domain sketches of A B (A column-major m x K, B row-major
+// K x p) with threads over contiguous ranges of k, each with its own Q (d x b); per k and repetition
+// both lines stored through their maps into vectors of na and nb, transformed (FWHT), and
+// product(Q_t, za, zb, t) adds their product; then the sums in thread order, one inverse per
+// repetition and c_t[h] = (H Q_t / b)[out_index(t, h)].
+template <class Maps, class Product, class OutIndex>
+std::vector<double> factored_sketch(const Eigen::MatrixXd& A, const pagh::RowMajorMatrixXd& B, std::int64_t b, int d, std::int64_t na,
+                                    std::int64_t nb, int threads, Maps&& maps, Product&& product, OutIndex&& out_index, double start,
                                     FactoredTimes* times) {
-  const double start = now_ms();
-  const std::int64_t m = A.rows(), K = A.cols(), p = B.cols(), b = lt.b;
-  const int d = static_cast<int>(lt.a.size());
-  const std::int64_t na = std::int64_t{1} << log2_ceil(m), nb = std::int64_t{1} << log2_ceil(p);
-  std::vector<GatherTable> ga, gb;
-  for (int t = 0; t < d; ++t) ga.push_back(gather_table(lt.a[static_cast<std::size_t>(t)])), gb.push_back(gather_table(lt.bside[static_cast<std::size_t>(t)]));
+  const std::int64_t m = A.rows(), K = A.cols(), p = B.cols();
   std::vector<std::vector<double>> Q(static_cast<std::size_t>(threads));
 #pragma omp parallel num_threads(threads)
   {
@@ -139,20 +146,18 @@ std::vector<double> factored_sketch(const Eigen::MatrixXd& A, const pagh::RowMaj
       const double* a = A.data() + k * m;
       const double* brow = B.data() + k * p;
       for (int t = 0; t < d; ++t) {
-        const LinearSide& sa = lt.a[static_cast<std::size_t>(t)];
-        const LinearSide& sb = lt.bside[static_cast<std::size_t>(t)];
+        const LineMaps map = maps(t);
         if (m < na) std::fill(za.begin(), za.end(), 0.0);
         if (p < nb) std::fill(zb.begin(), zb.end(), 0.0);
-        for (std::int64_t i = 0; i < m; ++i) za[sa.pi[static_cast<std::size_t>(i)]] = sa.sign[static_cast<std::size_t>(i)] * a[i];
-        for (std::int64_t j = 0; j < p; ++j) zb[sb.pi[static_cast<std::size_t>(j)]] = sb.sign[static_cast<std::size_t>(j)] * brow[j];
+        for (std::int64_t i = 0; i < m; ++i) za[map.perm_a[i]] = map.sign_a[i] * a[i];
+        for (std::int64_t j = 0; j < p; ++j) zb[map.perm_b[j]] = map.sign_b[j] * brow[j];
         plan_a.execute(za.data(), za.data());
         plan_b.execute(zb.data(), zb.data());
-        gather_multiply_accumulate(q.data() + t * b, za.data(), zb.data(), ga[static_cast<std::size_t>(t)], gb[static_cast<std::size_t>(t)]);
+        product(q.data() + t * b, za.data(), zb.data(), t);
       }
     }
   }
   const double sketched = now_ms();
-  // The threads' sums in thread order, then one inverse per repetition and the XOR shift by c1 ^ c2.
   std::vector<double>& total = Q[0];
   for (int r = 1; r < threads; ++r) {
     const double* add = Q[static_cast<std::size_t>(r)].data();
@@ -161,14 +166,28 @@ std::vector<double> factored_sketch(const Eigen::MatrixXd& A, const pagh::RowMaj
   fwht::Plan inverse({.n = b, .batch = d}, fwht::DType::f64, {.normalization = fwht::Normalization::inverse, .threads = threads});
   inverse.execute(total.data(), total.data());
   std::vector<double> out(static_cast<std::size_t>(d * b));
-  for (int t = 0; t < d; ++t) {
-    const std::uint32_t c = lt.a[static_cast<std::size_t>(t)].c ^ lt.bside[static_cast<std::size_t>(t)].c;
-    const double* in = total.data() + t * b;
-    double* o = out.data() + t * b;
-    for (std::int64_t h = 0; h < b; ++h) o[h] = in[static_cast<std::uint32_t>(h) ^ c];
-  }
+  for (int t = 0; t < d; ++t)
+    for (std::int64_t h = 0; h < b; ++h) out[static_cast<std::size_t>(t * b + h)] = total[static_cast<std::size_t>(t * b) + out_index(t, static_cast<std::uint32_t>(h))];
   if (times) times->per_k_ms = sketched - start, times->fold_inverse_ms = now_ms() - sketched;
   return out;
+}
+
+// As proposed: a gather of b values at g1(w), g2(w) per k; c_t[h] = (H Q_t)[h ^ c1 ^ c2] / b.
+std::vector<double> gather_sketch(const Eigen::MatrixXd& A, const pagh::RowMajorMatrixXd& B, const LinearTables& lt, int threads,
+                                  FactoredTimes* times) {
+  const double start = now_ms();
+  const int d = static_cast<int>(lt.a.size());
+  std::vector<GatherTable> ga, gb;
+  for (int t = 0; t < d; ++t) ga.push_back(gather_table(lt.a[static_cast<std::size_t>(t)])), gb.push_back(gather_table(lt.bside[static_cast<std::size_t>(t)]));
+  const auto side = [&](int t) -> const LinearSide& { return lt.a[static_cast<std::size_t>(t)]; };
+  const auto bside = [&](int t) -> const LinearSide& { return lt.bside[static_cast<std::size_t>(t)]; };
+  return factored_sketch(
+      A, B, lt.b, d, std::int64_t{1} << log2_ceil(A.rows()), std::int64_t{1} << log2_ceil(B.cols()), threads,
+      [&](int t) { return LineMaps{side(t).pi.data(), bside(t).pi.data(), side(t).sign.data(), bside(t).sign.data()}; },
+      [&](double* q, const double* za, const double* zb, int t) {
+        gather_multiply_accumulate(q, za, zb, ga[static_cast<std::size_t>(t)], gb[static_cast<std::size_t>(t)]);
+      },
+      [&](int t, std::uint32_t h) { return h ^ side(t).c ^ bside(t).c; }, start, times);
 }
 
 // q[x] += za[x] * zb[x ^ shift] for x < n (n a multiple of 4): contiguous loads, the low 2 bits of
@@ -208,57 +227,20 @@ __attribute__((target_clones("avx2", "default"))) void shifted_products(double* 
 std::vector<double> shifted_sketch(const Eigen::MatrixXd& A, const pagh::RowMajorMatrixXd& B, const LinearTables& lt, int threads,
                                    FactoredTimes* times) {
   const double start = now_ms();
-  const std::int64_t m = A.rows(), K = A.cols(), p = B.cols(), b = lt.b;
   const int d = static_cast<int>(lt.a.size());
   std::vector<ShiftedRepetition> reps;
   for (int t = 0; t < d; ++t) reps.push_back(shifted_repetition(lt.a[static_cast<std::size_t>(t)], lt.bside[static_cast<std::size_t>(t)], 77 + static_cast<std::uint64_t>(t)));
   const std::int64_t np = std::int64_t{1} << reps[0].Lp;
   if (np < 8) throw std::runtime_error("shifted path: n' < 8");
-  std::vector<std::vector<double>> Q(static_cast<std::size_t>(threads));
-#pragma omp parallel num_threads(threads)
-  {
-    const int me = omp_get_thread_num();
-    const std::int64_t k0 = K * me / threads, k1 = K * (me + 1) / threads;
-    std::vector<double>& q = Q[static_cast<std::size_t>(me)];
-    q.assign(static_cast<std::size_t>(d * b), 0.0);
-    std::vector<double> za(static_cast<std::size_t>(np), 0.0), zb(static_cast<std::size_t>(np), 0.0);
-    fwht::Plan plan({.n = np}, fwht::DType::f64, {.threads = 1});
-    for (std::int64_t k = k0; k < k1; ++k) {
-      const double* a = A.data() + k * m;
-      const double* brow = B.data() + k * p;
-      for (int t = 0; t < d; ++t) {
-        const ShiftedRepetition& rep = reps[static_cast<std::size_t>(t)];
-        if (m < np) std::fill(za.begin(), za.end(), 0.0);
-        if (p < np) std::fill(zb.begin(), zb.end(), 0.0);
-        for (std::int64_t i = 0; i < m; ++i) za[rep.perm_a[static_cast<std::size_t>(i)]] = rep.sign_a[static_cast<std::size_t>(i)] * a[i];
-        for (std::int64_t j = 0; j < p; ++j) zb[rep.perm_b[static_cast<std::size_t>(j)]] = rep.sign_b[static_cast<std::size_t>(j)] * brow[j];
-        plan.execute(za.data(), za.data());
-        plan.execute(zb.data(), zb.data());
-        shifted_products(q.data() + t * b, za.data(), zb.data(), np, rep.gamma);
-      }
-    }
-  }
-  const double sketched = now_ms();
-  std::vector<double>& total = Q[0];
-  for (int r = 1; r < threads; ++r) {
-    const double* add = Q[static_cast<std::size_t>(r)].data();
-    for (std::size_t h = 0; h < total.size(); ++h) total[h] += add[h];
-  }
-  fwht::Plan inverse({.n = b, .batch = d}, fwht::DType::f64, {.normalization = fwht::Normalization::inverse, .threads = threads});
-  inverse.execute(total.data(), total.data());
-  std::vector<double> out(static_cast<std::size_t>(d * b));
-  for (int t = 0; t < d; ++t) {
-    const ShiftedRepetition& rep = reps[static_cast<std::size_t>(t)];
-    const double* in = total.data() + t * b;
-    double* o = out.data() + t * b;
-    const std::uint32_t mask = (1u << rep.out.l) - 1;
-    for (std::int64_t h = 0; h < b; ++h) {
-      const auto w = static_cast<std::uint32_t>(h);
-      o[h] = in[rep.out.hi[w >> rep.out.l] ^ rep.out.lo[w & mask] ^ rep.out_shift];
-    }
-  }
-  if (times) times->per_k_ms = sketched - start, times->fold_inverse_ms = now_ms() - sketched;
-  return out;
+  const auto rep = [&](int t) -> const ShiftedRepetition& { return reps[static_cast<std::size_t>(t)]; };
+  return factored_sketch(
+      A, B, lt.b, d, np, np, threads, [&](int t) { return LineMaps{rep(t).perm_a.data(), rep(t).perm_b.data(), rep(t).sign_a.data(), rep(t).sign_b.data()}; },
+      [&](double* q, const double* za, const double* zb, int t) { shifted_products(q, za, zb, np, rep(t).gamma); },
+      [&](int t, std::uint32_t h) {
+        const GatherTable& o = rep(t).out;
+        return o.hi[h >> o.l] ^ o.lo[h & ((1u << o.l) - 1)] ^ rep(t).out_shift;
+      },
+      start, times);
 }
 
 // ---- speed ------------------------------------------------------------------------------------
@@ -288,7 +270,7 @@ void speed(const std::vector<int>& ns, const std::vector<int>& ds, const std::ve
       const LinearTables lt = draw_linear(7, d, n, n, b, Variant::injective);
       const std::vector<double> slow = time_domain_sketch(C, tabulate(lt));
       const double rel[] = {relative_difference(shifted_sketch(A, B, lt, 1, nullptr), slow), relative_difference(shifted_sketch(A, B, lt, 2, nullptr), slow),
-                            relative_difference(factored_sketch(A, B, lt, 1, nullptr), slow), relative_difference(factored_sketch(A, B, lt, 2, nullptr), slow)};
+                            relative_difference(gather_sketch(A, B, lt, 1, nullptr), slow), relative_difference(gather_sketch(A, B, lt, 2, nullptr), slow)};
       std::printf("# n %d d %d: against the time-domain oracle, relative L2 difference: shifted %.3g (1 thread) %.3g (2), gather %.3g %.3g\n", n, d,
                   rel[0], rel[1], rel[2], rel[3]);
       for (double x : rel)
@@ -314,7 +296,7 @@ void speed(const std::vector<int>& ns, const std::vector<int>& ds, const std::ve
             if (which == 0) {
               shifted_sketch(A, B, lt, threads, &ft);
             } else if (which == 1) {
-              factored_sketch(A, B, lt, threads, &ft);
+              gather_sketch(A, B, lt, threads, &ft);
             } else {
               pagh_sk.push_back(pagh::compress_values(A, B, params, std::move(copy)).timings.sketching_ms);
             }
@@ -371,7 +353,8 @@ std::vector<Product> make_products(int n) {
       for (int s = 0; s < 16; ++s) C(r, s * (n / 16)) = v * sign(), C(n / 2 + r, n / 4 + s) = v * sign();
     products.push_back({"blocks", C, 512});  // the blocks
   }
-  {  // the same shapes at 4 x 4 (rows 0..3 x columns 0, n/4, n/2, 3n/4; rows n/2.. x columns n/4..), 8 sigma each:
+  {  // the same shapes at 4 x 4 (rows 0..3 x columns 0, n/4, n/2, 3n/4; rows n/2.. x columns n/4..), 8 sigma each at
+     // n = 1024 (8 sqrt(n / 1024) sigma):
      // 32 entries that stand out, so that top_k's recall means something
     Eigen::MatrixXd C = gaussian(n, n);
     const double v = 8 * n / std::sqrt(6144.0);
