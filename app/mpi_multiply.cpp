@@ -281,22 +281,23 @@ std::optional<pagh::CompressedProduct> sketch_share(MPI_Comm comm, const std::st
   return sum;
 }
 
-// The backend a worker sketches with: rank 0's kind; with CUDA, the GPU of its local rank (found
-// when the session started: pagh::mpi::local_rank is collective, and rank 0 makes no worker backend).
-std::unique_ptr<SketchBackend> worker_backend(MPI_Comm comm, int local_rank, bool use_cuda, int threads) {
+// The backend a worker (rank `rank`) sketches with: rank 0's kind; with CUDA, the GPU of its local
+// rank (found when the session started: pagh::mpi::local_rank is collective, and rank 0 makes no
+// worker backend). No MPI call: it may start on a thread beside the read.
+std::unique_ptr<SketchBackend> worker_backend(int rank, int local_rank, bool use_cuda, int threads) {
   if (!use_cuda) return make_cpu_backend(threads);
 #ifdef PAGH_MM_HAVE_SKETCH_CUDA
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     (void)cudaGetLastError();
     throw CliError(ExitCode::unavailable, "--backend cuda",
-                   "rank " + std::to_string(rank_in(comm)) + " has no usable CUDA device (rank 0 sketches on a GPU)");
+                   "rank " + std::to_string(rank) + " has no usable CUDA device (rank 0 sketches on a GPU)");
   }
   return make_cuda_backend(local_rank % devices, threads);
 #else
   (void)local_rank;
   throw CliError(ExitCode::unavailable, "--backend cuda",
-                 "rank " + std::to_string(rank_in(comm)) + " runs a pagh-mm without the CUDA backend (rank 0 sketches on a GPU)");
+                 "rank " + std::to_string(rank) + " runs a pagh-mm without the CUDA backend (rank 0 sketches on a GPU)");
 #endif
 }
 
@@ -306,6 +307,17 @@ int run_worker(MPI_Comm comm, MPI_Comm beside, int local_rank) {
   std::string inputs;
   std::exception_ptr read_failure;
   std::unique_ptr<SketchBackend> backend;
+  // --backend cuda: the GPU backend starts on a thread beside the read (as rank 0's does), joined at
+  // the first sketch.
+  std::future<std::unique_ptr<SketchBackend>> starting;
+  const auto start_cuda_backend = [&](int threads) {
+    if (backend || starting.valid()) return;
+    try {
+      starting = std::async(std::launch::async, [rank = rank_in(comm), local_rank, threads] { return worker_backend(rank, local_rank, true, threads); });
+    } catch (const std::system_error&) {
+      // No thread here: the backend starts at the first sketch.
+    }
+  };
   SketchSum sum_of;
   sum_of.local_rank = local_rank, sum_of.beside = beside;
   for (;;) {
@@ -314,7 +326,7 @@ int run_worker(MPI_Comm comm, MPI_Comm beside, int local_rank) {
     if (command.step == Step::read_inputs) {
       const std::string a_path = exchange(comm, ""), b_path = exchange(comm, "");
       inputs = a_path + ", " + b_path;
-      if (command.use_cuda) sum_of.prepare(comm);
+      if (command.use_cuda) sum_of.prepare(comm), start_cuda_backend(command.threads);
       try {
         a.emplace(read_input(a_path, command.transpose_a, command.threads));
         b.emplace(read_input(b_path, false, command.threads));
@@ -326,7 +338,7 @@ int run_worker(MPI_Comm comm, MPI_Comm beside, int local_rank) {
     if (command.step == Step::read_shares) {
       const std::string a_path = exchange(comm, ""), b_path = exchange(comm, "");
       inputs = a_path + ", " + b_path;
-      if (command.use_cuda) sum_of.prepare(comm);
+      if (command.use_cuda) sum_of.prepare(comm), start_cuda_backend(command.threads);
       try {
         share = read_share(comm, a_path, b_path, command.threads);  // fails on every rank or none: rank 0 ends the run
         if (!share) {  // dense: whole files, as rank 0 reads them now
@@ -348,10 +360,18 @@ int run_worker(MPI_Comm comm, MPI_Comm beside, int local_rank) {
       continue;
     }
     std::exception_ptr failure = read_failure;
+    if (starting.valid()) {
+      try {
+        std::unique_ptr<SketchBackend> started = starting.get();
+        if (command.use_cuda) backend = std::move(started);
+      } catch (...) {
+        if (command.use_cuda && !failure) failure = std::current_exception();
+      }
+    }
     if (!failure) {
       try {
         if (!backend || (backend->name() == "cuda") != command.use_cuda)
-          backend = worker_backend(comm, local_rank, command.use_cuda, command.threads);
+          backend = worker_backend(rank_in(comm), local_rank, command.use_cuda, command.threads);
       } catch (...) {
         failure = std::current_exception();
       }
