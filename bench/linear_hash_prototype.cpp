@@ -1,7 +1,7 @@
 // linear_hash_prototype: a bench-only prototype for issue 26's proposal of a linear hash family for
 // the dense CPU sketch. Not library code: nothing here is used by pagh.
 //
-//   linear_hash_prototype speed [--n 1024,2048,4096] [--d 1,3] [--threads 1,2] [--rounds 7]
+//   linear_hash_prototype speed [--n 1024,2048,4096] [--d 1,3] [--threads 1,2] [--rounds 7] [--precision f64|f32]
 //   linear_hash_prototype stats [--n 1024] [--seeds 200]
 //
 // The family: h(i) = M pi(i) XOR c over GF(2), M a uniformly random log2(b) x log2(n') bit matrix,
@@ -56,7 +56,7 @@ namespace {
 using namespace linear_hash;
 
 constexpr const char* kUsage =
-    "usage: linear_hash_prototype speed [--n N,...] [--d D,...] [--threads T,...] [--rounds R]\n"
+    "usage: linear_hash_prototype speed [--n N,...] [--d D,...] [--threads T,...] [--rounds R] [--precision f64|f32]\n"
     "       linear_hash_prototype stats [--n N] [--d D] [--seeds S]\n";
 
 [[noreturn]] void usage_error(const std::string& why) {
@@ -100,18 +100,30 @@ double quantile(std::vector<double> v, double q) {
 // ---- the factored path ------------------------------------------------------------------------
 
 // Q[w] += za[g1(w)] * zb[g2(w)] for w < b: the product of the two lines' spectra, signs left out.
-__attribute__((target_clones("avx2", "default"))) void gather_multiply_accumulate(double* __restrict Q, const double* __restrict za,
-                                                                                   const double* __restrict zb, const GatherTable& g1,
-                                                                                   const GatherTable& g2) {
+template <class T>
+inline void gather_mac_loop(T* __restrict Q, const T* __restrict za, const T* __restrict zb, const GatherTable& g1, const GatherTable& g2) {
   const std::int64_t block = std::int64_t{1} << g1.l;
   const std::uint32_t* lo1 = g1.lo.data();
   const std::uint32_t* lo2 = g2.lo.data();
   for (std::size_t v = 0; v < g1.hi.size(); ++v) {
     const std::uint32_t b1 = g1.hi[v], b2 = g2.hi[v];
-    double* q = Q + static_cast<std::int64_t>(v) * block;
+    T* q = Q + static_cast<std::int64_t>(v) * block;
     for (std::int64_t u = 0; u < block; ++u) q[u] += za[b1 ^ lo1[u]] * zb[b2 ^ lo2[u]];
   }
 }
+__attribute__((target_clones("avx2", "default"))) void gather_multiply_accumulate(double* Q, const double* za, const double* zb, const GatherTable& g1,
+                                                                                   const GatherTable& g2) {
+  gather_mac_loop(Q, za, zb, g1, g2);
+}
+__attribute__((target_clones("avx2", "default"))) void gather_multiply_accumulate(float* Q, const float* za, const float* zb, const GatherTable& g1,
+                                                                                   const GatherTable& g2) {
+  gather_mac_loop(Q, za, zb, g1, g2);
+}
+
+template <class T>
+using ColMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
+template <class T>
+using RowMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
 struct FactoredTimes {
   double per_k_ms = 0, fold_inverse_ms = 0;
@@ -128,29 +140,29 @@ struct LineMaps {
 // both lines stored through their maps into vectors of na and nb, transformed (FWHT), and
 // product(Q_t, za, zb, t) adds their product; then the sums in thread order, one inverse per
 // repetition and c_t[h] = (H Q_t / b)[out_index(t, h)].
-template <class Maps, class Product, class OutIndex>
-std::vector<double> factored_sketch(const Eigen::MatrixXd& A, const pagh::RowMajorMatrixXd& B, std::int64_t b, int d, std::int64_t na,
+template <class T, class Maps, class Product, class OutIndex>
+std::vector<double> factored_sketch(const ColMatrix<T>& A, const RowMatrix<T>& B, std::int64_t b, int d, std::int64_t na,
                                     std::int64_t nb, int threads, Maps&& maps, Product&& product, OutIndex&& out_index, double start,
                                     FactoredTimes* times) {
   const std::int64_t m = A.rows(), K = A.cols(), p = B.cols();
-  std::vector<std::vector<double>> Q(static_cast<std::size_t>(threads));
+  std::vector<std::vector<T>> Q(static_cast<std::size_t>(threads));
 #pragma omp parallel num_threads(threads)
   {
     const int me = omp_get_thread_num();
     const std::int64_t k0 = K * me / threads, k1 = K * (me + 1) / threads;
-    std::vector<double>& q = Q[static_cast<std::size_t>(me)];
-    q.assign(static_cast<std::size_t>(d * b), 0.0);
-    std::vector<double> za(static_cast<std::size_t>(na), 0.0), zb(static_cast<std::size_t>(nb), 0.0);
-    fwht::Plan plan_a({.n = na}, fwht::DType::f64, {.threads = 1}), plan_b({.n = nb}, fwht::DType::f64, {.threads = 1});
+    std::vector<T>& q = Q[static_cast<std::size_t>(me)];
+    q.assign(static_cast<std::size_t>(d * b), T(0));
+    std::vector<T> za(static_cast<std::size_t>(na), T(0)), zb(static_cast<std::size_t>(nb), T(0));
+    fwht::Plan plan_a({.n = na}, fwht::dtype_of<T>(), {.threads = 1}), plan_b({.n = nb}, fwht::dtype_of<T>(), {.threads = 1});
     for (std::int64_t k = k0; k < k1; ++k) {
-      const double* a = A.data() + k * m;
-      const double* brow = B.data() + k * p;
+      const T* a = A.data() + k * m;
+      const T* brow = B.data() + k * p;
       for (int t = 0; t < d; ++t) {
         const LineMaps map = maps(t);
-        if (m < na) std::fill(za.begin(), za.end(), 0.0);
-        if (p < nb) std::fill(zb.begin(), zb.end(), 0.0);
-        for (std::int64_t i = 0; i < m; ++i) za[map.perm_a[i]] = map.sign_a[i] * a[i];
-        for (std::int64_t j = 0; j < p; ++j) zb[map.perm_b[j]] = map.sign_b[j] * brow[j];
+        if (m < na) std::fill(za.begin(), za.end(), T(0));
+        if (p < nb) std::fill(zb.begin(), zb.end(), T(0));
+        for (std::int64_t i = 0; i < m; ++i) za[map.perm_a[i]] = static_cast<T>(map.sign_a[i]) * a[i];
+        for (std::int64_t j = 0; j < p; ++j) zb[map.perm_b[j]] = static_cast<T>(map.sign_b[j]) * brow[j];
         plan_a.execute(za.data(), za.data());
         plan_b.execute(zb.data(), zb.data());
         product(q.data() + t * b, za.data(), zb.data(), t);
@@ -158,12 +170,12 @@ std::vector<double> factored_sketch(const Eigen::MatrixXd& A, const pagh::RowMaj
     }
   }
   const double sketched = now_ms();
-  std::vector<double>& total = Q[0];
+  std::vector<T>& total = Q[0];
   for (int r = 1; r < threads; ++r) {
-    const double* add = Q[static_cast<std::size_t>(r)].data();
+    const T* add = Q[static_cast<std::size_t>(r)].data();
     for (std::size_t h = 0; h < total.size(); ++h) total[h] += add[h];
   }
-  fwht::Plan inverse({.n = b, .batch = d}, fwht::DType::f64, {.normalization = fwht::Normalization::inverse, .threads = threads});
+  fwht::Plan inverse({.n = b, .batch = d}, fwht::dtype_of<T>(), {.normalization = fwht::Normalization::inverse, .threads = threads});
   inverse.execute(total.data(), total.data());
   std::vector<double> out(static_cast<std::size_t>(d * b));
   for (int t = 0; t < d; ++t)
@@ -173,8 +185,8 @@ std::vector<double> factored_sketch(const Eigen::MatrixXd& A, const pagh::RowMaj
 }
 
 // As proposed: a gather of b values at g1(w), g2(w) per k; c_t[h] = (H Q_t)[h ^ c1 ^ c2] / b.
-std::vector<double> gather_sketch(const Eigen::MatrixXd& A, const pagh::RowMajorMatrixXd& B, const LinearTables& lt, int threads,
-                                  FactoredTimes* times) {
+template <class T>
+std::vector<double> gather_sketch(const ColMatrix<T>& A, const RowMatrix<T>& B, const LinearTables& lt, int threads, FactoredTimes* times) {
   const double start = now_ms();
   const int d = static_cast<int>(lt.a.size());
   std::vector<GatherTable> ga, gb;
@@ -184,48 +196,71 @@ std::vector<double> gather_sketch(const Eigen::MatrixXd& A, const pagh::RowMajor
   return factored_sketch(
       A, B, lt.b, d, std::int64_t{1} << log2_ceil(A.rows()), std::int64_t{1} << log2_ceil(B.cols()), threads,
       [&](int t) { return LineMaps{side(t).pi.data(), bside(t).pi.data(), side(t).sign.data(), bside(t).sign.data()}; },
-      [&](double* q, const double* za, const double* zb, int t) {
+      [&](T* q, const T* za, const T* zb, int t) {
         gather_multiply_accumulate(q, za, zb, ga[static_cast<std::size_t>(t)], gb[static_cast<std::size_t>(t)]);
       },
       [&](int t, std::uint32_t h) { return h ^ side(t).c ^ bside(t).c; }, start, times);
 }
 
-// q[x] += za[x] * zb[x ^ shift] for x < n (n a multiple of 4): contiguous loads, the low 2 bits of
-// the shift a fixed permutation of each 4-vector (one vpermpd in the AVX2 clone).
-typedef double v4d __attribute__((vector_size(32)));
-typedef long long v4l __attribute__((vector_size(32)));
+// q[x] += za[x] * zb[x ^ shift] for x < n (n a multiple of the lanes): contiguous loads, the low bits
+// of the shift a fixed permutation of each 32-byte vector (one vpermpd / vpermps in the AVX2 clone).
 // (Always inlined into the target clones, which pass the vectors in AVX registers.)
 #pragma GCC diagnostic ignored "-Wpsabi"
-__attribute__((always_inline)) inline v4d load4(const double* p) {
-  v4d v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
+template <class T, unsigned G>
+__attribute__((always_inline)) inline void shifted_mac(T* __restrict q, const T* __restrict za, const T* __restrict zb, std::int64_t n,
+                                                       std::uint32_t high) {
+  constexpr int lanes = 32 / sizeof(T);
+  typedef T Vec __attribute__((vector_size(32)));
+  using Index = std::conditional_t<sizeof(T) == 8, long long, int>;
+  typedef Index Mask __attribute__((vector_size(32)));
+  if constexpr (G >= lanes) {
+    __builtin_unreachable();
+  } else {
+    for (std::int64_t x = 0; x < n; x += lanes) {
+      Vec z, a, acc;
+      std::memcpy(&z, zb + (static_cast<std::uint32_t>(x) ^ high), sizeof z);
+      std::memcpy(&a, za + x, sizeof a);
+      std::memcpy(&acc, q + x, sizeof acc);
+      if constexpr (G != 0) {
+        if constexpr (lanes == 4)
+          z = __builtin_shuffle(z, Mask{G, 1 ^ G, 2 ^ G, 3 ^ G});
+        else
+          z = __builtin_shuffle(z, Mask{G, 1 ^ G, 2 ^ G, 3 ^ G, 4 ^ G, 5 ^ G, 6 ^ G, 7 ^ G});
+      }
+      acc += a * z;
+      std::memcpy(q + x, &acc, sizeof acc);
+    }
+  }
 }
-__attribute__((always_inline)) inline void store4(double* p, v4d v) { std::memcpy(p, &v, sizeof v); }
-template <unsigned G>
-inline void shifted_mac(double* __restrict q, const double* __restrict za, const double* __restrict zb, std::int64_t n, std::uint32_t high) {
-  for (std::int64_t x = 0; x < n; x += 4) {
-    v4d z = load4(zb + (static_cast<std::uint32_t>(x) ^ high));
-    if constexpr (G != 0) z = __builtin_shuffle(z, v4l{G, 1 ^ G, 2 ^ G, 3 ^ G});
-    store4(q + x, load4(q + x) + load4(za + x) * z);
+template <class T>
+__attribute__((always_inline)) inline void shifted_products_loop(T* q, const T* za, const T* zb, std::int64_t n, const std::vector<std::uint32_t>& gamma) {
+  constexpr std::uint32_t lanes = 32 / sizeof(T);
+  for (std::size_t y = 0; y < gamma.size(); ++y) {
+    T* qy = q + static_cast<std::int64_t>(y) * n;
+    const std::uint32_t high = gamma[y] & ~(lanes - 1);
+    switch (gamma[y] & (lanes - 1)) {
+      case 0: shifted_mac<T, 0>(qy, za, zb, n, high); break;
+      case 1: shifted_mac<T, 1>(qy, za, zb, n, high); break;
+      case 2: shifted_mac<T, 2>(qy, za, zb, n, high); break;
+      case 3: shifted_mac<T, 3>(qy, za, zb, n, high); break;
+      case 4: shifted_mac<T, 4>(qy, za, zb, n, high); break;
+      case 5: shifted_mac<T, 5>(qy, za, zb, n, high); break;
+      case 6: shifted_mac<T, 6>(qy, za, zb, n, high); break;
+      default: shifted_mac<T, 7>(qy, za, zb, n, high); break;
+    }
   }
 }
 __attribute__((target_clones("avx2", "default"))) void shifted_products(double* q, const double* za, const double* zb, std::int64_t n,
                                                                          const std::vector<std::uint32_t>& gamma) {
-  for (std::size_t y = 0; y < gamma.size(); ++y) {
-    double* qy = q + static_cast<std::int64_t>(y) * n;
-    const std::uint32_t high = gamma[y] & ~3u;
-    switch (gamma[y] & 3u) {
-      case 0: shifted_mac<0>(qy, za, zb, n, high); break;
-      case 1: shifted_mac<1>(qy, za, zb, n, high); break;
-      case 2: shifted_mac<2>(qy, za, zb, n, high); break;
-      default: shifted_mac<3>(qy, za, zb, n, high); break;
-    }
-  }
+  shifted_products_loop(q, za, zb, n, gamma);
+}
+__attribute__((target_clones("avx2", "default"))) void shifted_products(float* q, const float* za, const float* zb, std::int64_t n,
+                                                                         const std::vector<std::uint32_t>& gamma) {
+  shifted_products_loop(q, za, zb, n, gamma);
 }
 
-std::vector<double> shifted_sketch(const Eigen::MatrixXd& A, const pagh::RowMajorMatrixXd& B, const LinearTables& lt, int threads,
-                                   FactoredTimes* times) {
+template <class T>
+std::vector<double> shifted_sketch(const ColMatrix<T>& A, const RowMatrix<T>& B, const LinearTables& lt, int threads, FactoredTimes* times) {
   const double start = now_ms();
   const int d = static_cast<int>(lt.a.size());
   std::vector<ShiftedRepetition> reps;
@@ -235,7 +270,7 @@ std::vector<double> shifted_sketch(const Eigen::MatrixXd& A, const pagh::RowMajo
   const auto rep = [&](int t) -> const ShiftedRepetition& { return reps[static_cast<std::size_t>(t)]; };
   return factored_sketch(
       A, B, lt.b, d, np, np, threads, [&](int t) { return LineMaps{rep(t).perm_a.data(), rep(t).perm_b.data(), rep(t).sign_a.data(), rep(t).sign_b.data()}; },
-      [&](double* q, const double* za, const double* zb, int t) { shifted_products(q, za, zb, np, rep(t).gamma); },
+      [&](T* q, const T* za, const T* zb, int t) { shifted_products(q, za, zb, np, rep(t).gamma); },
       [&](int t, std::uint32_t h) {
         const GatherTable& o = rep(t).out;
         return o.hi[h >> o.l] ^ o.lo[h & ((1u << o.l) - 1)] ^ rep(t).out_shift;
@@ -252,20 +287,25 @@ double relative_difference(const std::vector<double>& x, const std::vector<doubl
 }
 
 // Three ways per round, who goes first rotating: the shifted path, the gather path (both with the
-// same injective linear tables) and pagh's engine (its own random tables, drawn before the clock).
+// same injective linear tables) and pagh's engine (its own random tables, drawn before the clock), all
+// with storage T (f64: accumulation in f64; f32: in f32, as the engine accumulates).
+template <class T>
 void speed(const std::vector<int>& ns, const std::vector<int>& ds, const std::vector<int>& thread_counts, int rounds) {
+  // The oracle's tolerance: the rounding of the storage type (a wrong factorisation differs by O(1)).
+  const double tolerance = sizeof(T) == 8 ? 1e-12 : 1e-4;
+  std::printf("# storage %s\n", sizeof(T) == 8 ? "f64" : "f32");
   std::printf("%5s %6s %2s %3s | %8s %8s %8s | %8s %8s %8s | %7s %7s | %7s %7s | %8s %8s %8s %6s\n", "n", "b", "d", "thr", "shift_ms", "gathr_ms",
               "pagh_ms", "shift_cp", "gathr_cp", "pagh_cp", "sh/pagh", "ga/pagh", "sh_prd", "ga_prd", "sh_perk", "ga_perk", "pagh_sk", "sh_inv");
   for (int n : ns) {
     std::mt19937_64 rng(20261126 + static_cast<unsigned>(n));
     std::normal_distribution<double> normal;
-    Eigen::MatrixXd A(n, n);
-    pagh::RowMajorMatrixXd B(n, n);
-    for (Eigen::Index i = 0; i < A.size(); ++i) A.data()[i] = normal(rng);
-    for (Eigen::Index i = 0; i < B.size(); ++i) B.data()[i] = normal(rng);
+    ColMatrix<T> A(n, n);
+    RowMatrix<T> B(n, n);
+    for (Eigen::Index i = 0; i < A.size(); ++i) A.data()[i] = static_cast<T>(normal(rng));
+    for (Eigen::Index i = 0; i < B.size(); ++i) B.data()[i] = static_cast<T>(normal(rng));
     const std::int64_t b = 8 * std::int64_t{n};
     {  // both factorisations against the slow oracle, every repetition of the largest d, 1 and 2 threads
-      const Eigen::MatrixXd C = A * B;
+      const Eigen::MatrixXd C = A.template cast<double>() * B.template cast<double>();
       const int d = *std::max_element(ds.begin(), ds.end());
       const LinearTables lt = draw_linear(7, d, n, n, b, Variant::injective);
       const std::vector<double> slow = time_domain_sketch(C, tabulate(lt));
@@ -274,7 +314,7 @@ void speed(const std::vector<int>& ns, const std::vector<int>& ds, const std::ve
       std::printf("# n %d d %d: against the time-domain oracle, relative L2 difference: shifted %.3g (1 thread) %.3g (2), gather %.3g %.3g\n", n, d,
                   rel[0], rel[1], rel[2], rel[3]);
       for (double x : rel)
-        if (!(x < 1e-12)) {
+        if (!(x < tolerance)) {
           std::fprintf(stderr, "linear_hash_prototype: n %d: a factored sketch differs from the oracle (%.3g)\n", n, x);
           std::exit(70);
         }
@@ -291,7 +331,7 @@ void speed(const std::vector<int>& ns, const std::vector<int>& ds, const std::ve
             const int which = (slot + r) % 3;
             FactoredTimes ft;
             pagh::HashTables copy = tables;
-            const pagh::SketchParams params{.buckets = b, .repetitions = d, .seed = seed, .precision = fwht::DType::f64, .threads = threads};
+            const pagh::SketchParams params{.buckets = b, .repetitions = d, .seed = seed, .precision = fwht::dtype_of<T>(), .threads = threads};
             const double w0 = now_ms(), c0 = cpu_ms();
             if (which == 0) {
               shifted_sketch(A, B, lt, threads, &ft);
@@ -509,6 +549,7 @@ int main(int argc, char** argv) {
   std::vector<int> ns = mode == "speed" ? std::vector<int>{1024, 2048, 4096} : std::vector<int>{1024};
   std::vector<int> ds = mode == "speed" ? std::vector<int>{1, 3} : std::vector<int>{3}, thread_counts{1, 2};
   int rounds = 7, seeds = 200;
+  bool f32 = false;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     if (i + 1 >= argc) usage_error(arg + " needs a value");
@@ -523,6 +564,9 @@ int main(int argc, char** argv) {
       thread_counts = parse_list(arg, value, 1, 1024);
     } else if (arg == "--rounds") {
       rounds = parse_list(arg, value, 1, 100000).front();
+    } else if (arg == "--precision") {
+      if (value != "f64" && value != "f32") usage_error("--precision: '" + value + "' is neither f64 nor f32");
+      f32 = value == "f32";
     } else if (arg == "--seeds") {
       seeds = parse_list(arg, value, 2, 100000).front();
     } else {
@@ -531,7 +575,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (mode == "speed")
-      speed(ns, ds, thread_counts, rounds);
+      f32 ? speed<float>(ns, ds, thread_counts, rounds) : speed<double>(ns, ds, thread_counts, rounds);
     else
       stats(ns.front(), ds.front(), seeds);
   } catch (const std::exception& e) {
