@@ -573,6 +573,8 @@ int main(int argc, char** argv) {
       usage_error("unknown option " + arg);
     }
   }
+  if (mode == "stats" && (ns.size() != 1 || ns.front() < 64 || ns.front() > 4096))
+    usage_error("stats: --n takes one power of two in [64, 4096] (its products place blocks of 16 and n x n matrices)");
   try {
     if (mode == "speed")
       f32 ? speed<float>(ns, ds, thread_counts, rounds) : speed<double>(ns, ds, thread_counts, rounds);
