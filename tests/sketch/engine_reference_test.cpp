@@ -199,6 +199,36 @@ TEST(SketchEngineReference, StoredFirstTermsOfLongVectorsGiveTheReferenceBits) {
   }
 }
 
+// Sparse inputs large enough that their lines are built by several threads (2^16 stored entries and
+// more: cpu_lines.hpp), B's rows in more than one block of 4096, with stored zeros (dropped from the
+// lines) and empty rows and columns: the reference's bits for every thread count.
+TEST(SketchEngineReference, LargeSparseLinesGiveTheReferenceBitsOnEveryThreadCount) {
+  std::mt19937_64 rng(61);
+  const index m = 300, K = 9000, p = 250;
+  std::normal_distribution<double> normal;
+  std::vector<Eigen::Triplet<double>> ta, tb;
+  for (index k = 0; k < K; ++k) {
+    if (k % 97 == 5) continue;  // an empty column of A and row of B
+    for (int e = 0; e < 8; ++e) {
+      const bool stored_zero = e == 0 && k % 3 == 0;
+      ta.emplace_back(static_cast<int>(rng() % m), static_cast<int>(k), stored_zero ? 0.0 : normal(rng));
+      tb.emplace_back(static_cast<int>(k), static_cast<int>(rng() % p), e == 1 && k % 5 == 0 ? 0.0 : normal(rng));
+    }
+  }
+  Eigen::SparseMatrix<double> As(m, K), Bs(K, p);
+  As.setFromTriplets(ta.begin(), ta.end());
+  Bs.setFromTriplets(tb.begin(), tb.end());
+  ASSERT_GE(Bs.nonZeros(), index{1} << 16);
+  const Eigen::MatrixXd A(As), B(Bs);
+  const SketchParams base{.repetitions = 2, .seed = 13, .hybrid = HybridMode::always_direct};
+  const auto reference = reference_sketches<double>(A, B, base);
+  for (const int threads : {1, 2, 3, 7}) {
+    SketchParams params = base;
+    params.threads = threads;
+    expect_sketches(compress(As, Bs, params), reference, "sparse, " + std::to_string(threads) + " threads");
+  }
+}
+
 TEST(SketchEngineReference, PathCountsComeFromTheScatterOfDenseLines) {
   std::mt19937_64 rng(43);
   const auto [A, B] = inputs(40, 200, 30, rng);

@@ -40,8 +40,7 @@ double dense_lines_bytes(const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dyna
 template <class Scalar>
 double sparse_lines_bytes(const Eigen::SparseMatrix<Scalar>& A, const Eigen::SparseMatrix<Scalar>& B) {
   const double nnz = static_cast<double>(A.nonZeros()) + static_cast<double>(B.nonZeros());
-  return nnz * (sizeof(index) + sizeof(double)) + static_cast<double>(B.nonZeros()) * (sizeof(Scalar) + sizeof(int)) +
-         static_cast<double>(A.cols() + B.rows() + 2) * sizeof(index);
+  return nnz * (sizeof(index) + sizeof(double)) + static_cast<double>(A.cols() + 2 * B.rows() + 2) * sizeof(index);
 }
 
 double elapsed_ms(std::chrono::steady_clock::time_point since) {
@@ -147,7 +146,9 @@ SketchValues values_sparse(const Eigen::SparseMatrix<Scalar>& A, const Eigen::Sp
   check_inner_dimensions(A.rows(), A.cols(), B.rows(), B.cols(), kWhere);
   const double lines_bytes = sparse_lines_bytes(A, B);
   check_memory_before_lines(A.rows(), B.cols(), lines_bytes, params);
-  return compress_lines(columns_of_sparse(A), rows_of_sparse(B), A.rows(), B.cols(), A.cols(), params, lines_bytes, start, tables);
+  const int threads = params.threads > 0 ? params.threads : omp_get_max_threads();
+  return compress_lines(columns_of_sparse(A, threads), rows_of_sparse(B, threads), A.rows(), B.cols(), A.cols(), params, lines_bytes,
+                        start, tables);
 }
 }  // namespace
 

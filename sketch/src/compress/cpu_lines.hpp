@@ -9,10 +9,14 @@
 
 #include <Eigen/Dense>
 #include <Eigen/SparseCore>
+#include <omp.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <numeric>
 #include <vector>
+
+#include "compress/huge_pages.hpp"
 
 namespace pagh::cpu_sketch {
 
@@ -88,28 +92,124 @@ DenseLines<Scalar> rows_of(const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dy
   return lines;
 }
 
-template <class Scalar, int Order>
-SparseLines lines_of_sparse(const Eigen::SparseMatrix<Scalar, Order>& M) {  // outer index = line
+// Lines of a sparse matrix without an intermediate copy, explicit zeros dropped, entries of a line
+// in ascending position; the same lines whatever the thread count.
+
+// Threads share parts of [0, n) for a pass over `entries` stored entries (one part below 2^16 entries).
+inline int line_parts(int threads, index entries, index n) {
+  return static_cast<int>(std::clamp<index>(entries >= (index{1} << 16) ? threads : 1, 1, std::max<index>(n, 1)));
+}
+
+// The columns of a column-major M: threads split the columns (count, then fill at the counted offsets).
+template <class Scalar>
+SparseLines columns_of_sparse(const Eigen::SparseMatrix<Scalar>& M, int threads) {
+  using It = typename Eigen::SparseMatrix<Scalar>::InnerIterator;
+  const index K = M.outerSize();
+  const int parts = line_parts(threads, M.nonZeros(), K);
   SparseLines lines;
   lines.length = M.innerSize();
-  lines.position.reserve(static_cast<std::size_t>(M.nonZeros()));
-  lines.value.reserve(static_cast<std::size_t>(M.nonZeros()));
-  for (index k = 0; k < M.outerSize(); ++k) {
-    for (typename Eigen::SparseMatrix<Scalar, Order>::InnerIterator it(M, k); it; ++it)
-      if (it.value() != Scalar(0)) lines.position.push_back(it.index()), lines.value.push_back(static_cast<double>(it.value()));
-    lines.start.push_back(static_cast<index>(lines.position.size()));
+  lines.start.assign(static_cast<std::size_t>(K + 1), 0);
+#pragma omp parallel for num_threads(parts) schedule(static) if (parts > 1)
+  for (index k = 0; k < K; ++k) {
+    index count = 0;
+    for (It it(M, k); it; ++it) count += it.value() != Scalar(0);
+    lines.start[static_cast<std::size_t>(k + 1)] = count;
+  }
+  std::partial_sum(lines.start.begin(), lines.start.end(), lines.start.begin());
+  assign_zeroed(lines.position, static_cast<std::size_t>(lines.start.back()));
+  assign_zeroed(lines.value, lines.position.size());
+#pragma omp parallel for num_threads(parts) schedule(static) if (parts > 1)
+  for (index k = 0; k < K; ++k) {
+    auto e = static_cast<std::size_t>(lines.start[static_cast<std::size_t>(k)]);
+    for (It it(M, k); it; ++it)
+      if (it.value() != Scalar(0)) lines.position[e] = it.index(), lines.value[e] = static_cast<double>(it.value()), ++e;
   }
   return lines;
 }
 
+// The rows of a column-major M (its transpose's columns) in cache-sized steps: a transposition that
+// counted every row and placed every entry at once would touch random lines of the whole output
+// (one cache miss per entry). Rows are cut into blocks of kBlockRows; the entries are first moved,
+// column by column, into one run per block (a few hundred streams written in order), then each
+// block's run is spread over its rows, whose output is one contiguous span that stays in L2. Threads
+// split the columns in the first step (each thread's entries of a block after those of the threads
+// with lower columns) and the blocks in the second, so each row holds its entries in ascending
+// column whatever the thread count, as a serial transposition leaves them.
 template <class Scalar>
-SparseLines columns_of_sparse(const Eigen::SparseMatrix<Scalar>& M) {
-  return lines_of_sparse(M);
-}
-
-template <class Scalar>
-SparseLines rows_of_sparse(const Eigen::SparseMatrix<Scalar>& M) {
-  return lines_of_sparse(Eigen::SparseMatrix<Scalar, Eigen::RowMajor>(M));
+SparseLines rows_of_sparse(const Eigen::SparseMatrix<Scalar>& M, int threads) {
+  using It = typename Eigen::SparseMatrix<Scalar>::InnerIterator;
+  constexpr int kBlockLog = 12;
+  constexpr index kBlockRows = index{1} << kBlockLog;
+  struct Entry {
+    std::int32_t column;
+    std::uint32_t row_in_block;
+    double value;
+  };
+  const index K = M.rows(), p = M.cols(), blocks = (K + kBlockRows - 1) / kBlockRows;
+  const int parts = line_parts(threads, M.nonZeros(), p);
+  const auto first_column = [&](int q) { return p * q / parts; };
+  // counts[q * blocks + b]: part q's entries in block b, then (prefix over b, then q) where they start.
+  std::vector<index> counts(static_cast<std::size_t>(parts * blocks + 1), 0);
+  SparseLines lines;
+  lines.length = p;
+  lines.start.assign(static_cast<std::size_t>(K + 1), 0);
+  std::vector<Entry> runs;
+#pragma omp parallel num_threads(parts) if (parts > 1)
+  {
+    const int q = parts > 1 ? omp_get_thread_num() : 0;
+    index* mine = counts.data() + q * blocks;
+    for (index j = first_column(q); j < first_column(q + 1); ++j)
+      for (It it(M, j); it; ++it)
+        if (it.value() != Scalar(0)) ++mine[it.index() >> kBlockLog];
+#pragma omp barrier
+#pragma omp single
+    {
+      index at = 0;  // block-major: block b's runs of parts 0, 1, ... one after another
+      for (index b = 0; b < blocks; ++b)
+        for (int r = 0; r < parts; ++r) {
+          const index c = counts[static_cast<std::size_t>(r * blocks + b)];
+          counts[static_cast<std::size_t>(r * blocks + b)] = at;
+          at += c;
+        }
+      counts.back() = at;
+      assign_zeroed(runs, static_cast<std::size_t>(at));  // hundreds of MB at n = 10^6: on huge pages where granted
+      assign_zeroed(lines.position, runs.size());
+      assign_zeroed(lines.value, runs.size());
+    }
+    for (index j = first_column(q); j < first_column(q + 1); ++j)
+      for (It it(M, j); it; ++it)
+        if (it.value() != Scalar(0)) {
+          const index row = it.index();
+          runs[static_cast<std::size_t>(mine[row >> kBlockLog]++)] = {static_cast<std::int32_t>(j),
+                                                                      static_cast<std::uint32_t>(row & (kBlockRows - 1)),
+                                                                      static_cast<double>(Scalar(it.value()))};
+        }
+#pragma omp barrier
+    // Block b's entries now lie in [its first part's start, the next block's); parts 0.. end where
+    // block b + 1 starts, so after the pass counts[q * blocks + b] is block b's end for the last part.
+    std::vector<index> next(static_cast<std::size_t>(kBlockRows));
+#pragma omp for schedule(dynamic, 4)
+    for (index b = 0; b < blocks; ++b) {
+      const index begin = b == 0 ? 0 : counts[static_cast<std::size_t>((parts - 1) * blocks + b - 1)];
+      const index end = counts[static_cast<std::size_t>((parts - 1) * blocks + b)];
+      const index row0 = b * kBlockRows, rows = std::min(kBlockRows, K - row0);
+      std::fill(next.begin(), next.begin() + rows, 0);
+      for (index e = begin; e < end; ++e) ++next[runs[static_cast<std::size_t>(e)].row_in_block];
+      index at = begin;
+      for (index r = 0; r < rows; ++r) {
+        const index c = next[static_cast<std::size_t>(r)];
+        next[static_cast<std::size_t>(r)] = at;
+        at += c;
+        lines.start[static_cast<std::size_t>(row0 + r + 1)] = at;
+      }
+      for (index e = begin; e < end; ++e) {
+        const Entry& entry = runs[static_cast<std::size_t>(e)];
+        const auto to = static_cast<std::size_t>(next[entry.row_in_block]++);
+        lines.position[to] = entry.column, lines.value[to] = entry.value;
+      }
+    }
+  }
+  return lines;
 }
 
 }  // namespace pagh::cpu_sketch
