@@ -398,6 +398,7 @@ int run_multiply(const std::vector<std::string>& args, MultiplyHooks* hooks) {
   }
 
   progress.stage(++stage, stages, "sketching");
+  const auto first_sketch = Clock::now();
   auto sketched = sketch_and_select(backend, a, b, o, o.sketch.params);
   // The sketch length from the question: --resolve TAU, or -k K (with no --pad/--buckets) when the
   // K-th entry was not significant: once more at the length that resolves it, if that fits.
@@ -431,6 +432,7 @@ int run_multiply(const std::vector<std::string>& args, MultiplyHooks* hooks) {
         return run_exact(o, backend, a, b, outputs, matrix_staging, progress, stage, stages, report, start);
       }
       sketched.reset();
+      report.earlier_ms = ms_since(first_sketch);
       sketched = sketch_and_select(backend, a, b, o, params);
       std::snprintf(note, sizeof note, "b = %lld (from b = %lld) to resolve entries of %.4g", static_cast<long long>(wanted),
                     static_cast<long long>(first_b), target);

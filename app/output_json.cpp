@@ -151,7 +151,7 @@ void print_multiply_json(const MultiplyReport& r, std::ostream& out) {
 
   const pagh::CompressTimings t = c ? c->timings() : pagh::CompressTimings{};
   j.key("timings_ms").begin_object();
-  j.member("read_a", r.read_a_ms).member("read_b", r.read_b_ms);
+  j.member("read_a", r.read_a_ms).member("read_b", r.read_b_ms).member("earlier_sketches", r.earlier_ms);
   j.member("hashing", t.hashing_ms).member("sketching", t.sketching_ms).member("inverse", t.inverse_ms);
   j.member("compress", t.total_ms).member("select", r.select_ms).member("refine", r.refine_ms);
   j.member("exact", r.exact_ms).member("verify", r.verify_ms).member("write", r.write_ms).member("total", r.total_ms);

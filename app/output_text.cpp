@@ -154,8 +154,10 @@ void print_multiply_text(const MultiplyReport& r, std::ostream& out) {
   }
 
   const auto& t = c.timings();
-  out << format("\ntime (ms) read %.3g | sketch %.3g (hashing %.3g, sketching %.3g, inverse %.3g) | select %.3g",
-                r.read_a_ms + r.read_b_ms, t.total_ms, t.hashing_ms, t.sketching_ms, t.inverse_ms, r.select_ms);
+  out << format("\ntime (ms) read %.3g", r.read_a_ms + r.read_b_ms);
+  if (r.earlier_ms > 0) out << format(" | shorter sketches %.3g", r.earlier_ms);
+  out << format(" | sketch %.3g (hashing %.3g, sketching %.3g, inverse %.3g) | select %.3g", t.total_ms, t.hashing_ms, t.sketching_ms,
+                t.inverse_ms, r.select_ms);
   if (r.refinement) out << format(" (of which exact values %.3g)", r.refine_ms);
   if (r.metrics) out << format(" | exact %.3g | metrics %.3g", r.exact_ms, r.verify_ms);
   if (!r.output_path.empty() || !r.sketch_path.empty()) out << format(" | write %.3g", r.write_ms);

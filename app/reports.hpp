@@ -116,6 +116,7 @@ struct MultiplyReport {
   double diagonal_share = 0;             // of ||C||_F^2
   std::string exact_method;
   double read_a_ms = 0, read_b_ms = 0, select_ms = 0, refine_ms = 0, exact_ms = 0, verify_ms = 0, write_ms = 0, total_ms = 0;
+  double earlier_ms = 0;  // sketches and selections at lengths given up for a longer one (-k K, --resolve)
   std::string output_path, output_format;  // -o and "coordinate" | "array"
   std::int64_t output_entries = 0;
   std::string sketch_path;                 // --save-sketch

@@ -102,7 +102,7 @@ TEST_F(Cli, JsonHasSchemaParametersSeedBackendTimingsAndNoMetricsWithoutVerify) 
   EXPECT_EQ(j["backend"]["name"], "cpu");
   EXPECT_FALSE(j["backend"]["device"].get<std::string>().empty());
   EXPECT_TRUE(j["metrics"].is_null());
-  for (const char* stage : {"read_a", "read_b", "hashing", "sketching", "inverse", "compress", "select", "total"}) {
+  for (const char* stage : {"read_a", "read_b", "earlier_sketches", "hashing", "sketching", "inverse", "compress", "select", "total"}) {
     ASSERT_TRUE(j["timings_ms"][stage].is_number()) << stage;
     EXPECT_GE(j["timings_ms"][stage].get<double>(), 0) << stage;
   }

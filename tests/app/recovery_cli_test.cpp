@@ -233,6 +233,11 @@ TEST_F(Cli, TheSketchLengthFollowsTheQuestion) {
   EXPECT_GT(j["parameters"]["buckets"].get<int>(), 1024);
   EXPECT_NE(chosen.err.find("pagh-mm: sketch length: -k 10: b = "), std::string::npos) << chosen.err;
   EXPECT_GT(j["significance"]["significant_entries"].get<int>(), fixed["significance"]["significant_entries"].get<int>());
+  // The sketch given up is timed apart, and the final one's stages do not include it.
+  EXPECT_EQ(fixed["timings_ms"]["earlier_sketches"], 0);
+  EXPECT_GT(j["timings_ms"]["earlier_sketches"].get<double>(), 0);
+  EXPECT_GE(j["timings_ms"]["total"].get<double>(),
+            j["timings_ms"]["earlier_sketches"].get<double>() + j["timings_ms"]["compress"].get<double>() + j["timings_ms"]["select"].get<double>());
   // --resolve 800: the planted entries, all four significant at the length chosen.
   const Result resolved = run({"--method", "sketch", "--resolve", "800", "-k", "4", "--format", "json", A(), B()});
   ASSERT_EQ(resolved.status, 0) << resolved.err;
