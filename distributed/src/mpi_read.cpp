@@ -11,11 +11,13 @@
 #include <string_view>
 #include <vector>
 
+#include "chunked_body.hpp"
 #include "distributed/mpi_compress.hpp"
 #include "entry_parser.hpp"
 #include "input_bytes.hpp"
 #include "matrix_io/error.hpp"
 #include "preamble_parser.hpp"
+#include "reader_threads.hpp"
 
 namespace pagh::mpi {
 namespace {
@@ -184,12 +186,12 @@ FileEntries read_range(const std::filesystem::path& path, const char* which, con
     std::int64_t error_line = 0;
     std::string reason;
   };
-  const auto parse = [&](std::int64_t room, std::vector<Triplet>& out) {
+  const auto parse_text = [&](std::string_view text, std::int64_t room, std::vector<Triplet>& out) {
     Parsed result;
     TripletSink sink{out, file.header.symmetry, room};
     mio::detail::EntryParser<double, TripletSink> parser(name, file.header, options, sink);
     try {
-      parser.consume(mine);
+      parser.consume(text);
     } catch (const TooMany&) {
       result.past_line = parser.lines();
     } catch (const mio::MatrixMarketError& e) {
@@ -198,10 +200,53 @@ FileEntries read_range(const std::filesystem::path& path, const char* which, con
     result.entries = parser.entries(), result.lines = parser.lines();
     return result;
   };
+  const auto parse = [&](std::int64_t room, std::vector<Triplet>& out) { return parse_text(mine, room, out); };
+  // The whole range on the rank's threads: line-aligned pieces, each parsed by its own parser into
+  // its own entries, joined in file order up to the first piece that failed; a piece's lines count
+  // from its start, so its error line is offset by the lines of the pieces before. The same entries,
+  // counts and first failure as one parser over the range gives, whatever the thread count.
+  const auto parse_all = [&](std::vector<Triplet>& out) {
+    const int threads = mio::detail::reader_threads(options);
+    const std::size_t target = options.chunk_bytes > 0 ? options.chunk_bytes
+                                                       : std::max(mio::detail::default_min_chunk_bytes, mine.size() / static_cast<std::size_t>(threads));
+    const std::vector<std::string_view> pieces = mio::detail::split_at_lines(mine, std::max<std::size_t>(1, (mine.size() + target - 1) / target));
+    if (pieces.size() <= 1) return parse(-1, out);
+    const auto count = static_cast<std::int64_t>(pieces.size());
+    std::vector<std::vector<Triplet>> parts(pieces.size());
+    std::vector<Parsed> results(pieces.size());
+    std::vector<std::exception_ptr> errors(pieces.size());
+#pragma omp parallel for num_threads(static_cast<int>(std::min<std::int64_t>(threads, count))) schedule(dynamic, 1) if (threads > 1)
+    for (std::int64_t i = 0; i < count; ++i) {
+      const auto at = static_cast<std::size_t>(i);
+      try {
+        results[at] = parse_text(pieces[at], -1, parts[at]);
+      } catch (...) {
+        errors[at] = std::current_exception();
+      }
+    }
+    Parsed joined;
+    std::size_t total = 0;
+    for (const auto& part : parts) total += part.size();
+    out.reserve(out.size() + total);
+    for (std::size_t i = 0; i < pieces.size(); ++i) {
+      if (errors[i]) std::rethrow_exception(errors[i]);
+      const Parsed& piece = results[i];
+      out.insert(out.end(), parts[i].begin(), parts[i].end());
+      std::vector<Triplet>().swap(parts[i]);
+      joined.entries += piece.entries;
+      if (piece.failed) {
+        joined.failed = true, joined.error_line = joined.lines + piece.error_line, joined.reason = piece.reason;
+        joined.lines += piece.lines;
+        break;
+      }
+      joined.lines += piece.lines;
+    }
+    return joined;
+  };
   std::vector<Triplet> parsed;
   Parsed own;
   try {
-    own = parse(-1, parsed);
+    own = parse_all(parsed);
   } catch (...) {
     failure = std::current_exception();
   }

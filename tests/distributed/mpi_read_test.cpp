@@ -80,8 +80,15 @@ void expect_same(const Eigen::SparseMatrix<double>& got, const Eigen::SparseMatr
   EXPECT_EQ(got.nonZeros(), want.nonZeros()) << what << ": stored entries (explicit zeros stay stored)";
 }
 
-void check_share(const fs::path& a_path, const fs::path& b_path) {
-  const pagh::mpi::InnerShare share = pagh::mpi::read_inner_share(a_path, b_path, MPI_COMM_WORLD);
+// A rank's byte range in pieces of ~64 bytes on 3 threads: a piece boundary every line or two.
+mio::ReadOptions in_pieces() {
+  mio::ReadOptions options;
+  options.threads = 3, options.chunk_bytes = 64;
+  return options;
+}
+
+void check_share(const fs::path& a_path, const fs::path& b_path, const mio::ReadOptions& options = {}) {
+  const pagh::mpi::InnerShare share = pagh::mpi::read_inner_share(a_path, b_path, MPI_COMM_WORLD, options);
   const auto A = mio::read_sparse<double>(a_path), B = mio::read_sparse<double>(b_path);
   ASSERT_EQ(share.K, A.cols());
   // The ranges: rank 0 from 0, each from its predecessor's end, the last to K.
@@ -105,6 +112,10 @@ TEST(MpiRead, SharesAreTheWholeFilesColumnsAndRows) {
   check_share(s, k);
   const auto pattern = file_with("p.mtx", coordinate(40, 90, 300, "pattern", "general", 5));
   check_share(pattern, s);
+  // The same shares when each rank parses its range in pieces on several threads.
+  check_share(a, b, in_pieces());
+  check_share(s, k, in_pieces());
+  check_share(pattern, s, in_pieces());
 }
 
 TEST(MpiRead, ArrayFilesAreReadWholeAndSplit) {
@@ -135,7 +146,7 @@ TEST(MpiRead, SketchOfTheSharesIsTheOneProcessSketch) {
 }
 
 // Every rank throws the MatrixMarketError of the whole-file read: its file, line and message.
-void expect_refused_as_whole_read(const fs::path& bad, const fs::path& good) {
+void expect_refused_as_whole_read(const fs::path& bad, const fs::path& good, const mio::ReadOptions& options = {}) {
   std::string expected, file;
   std::int64_t line = -1;
   try {
@@ -145,7 +156,7 @@ void expect_refused_as_whole_read(const fs::path& bad, const fs::path& good) {
     expected = e.what(), file = e.file(), line = e.line();
   }
   try {
-    (void)pagh::mpi::read_inner_share(bad, good, MPI_COMM_WORLD);
+    (void)pagh::mpi::read_inner_share(bad, good, MPI_COMM_WORLD, options);
     ADD_FAILURE() << "rank " << rank_of() << ": " << bad << " was read";
   } catch (const mio::MatrixMarketError& e) {
     EXPECT_EQ(std::string(e.what()), expected) << "rank " << rank_of();
@@ -161,15 +172,17 @@ TEST(MpiRead, BadFilesAreRefusedOnEveryRankAsAWholeReadRefusesThem) {
   std::string late = text, early = text;
   late.replace(late.rfind("\n", late.size() - 2 - 200) + 1, 1, "x");
   early.replace(early.find("\n", 200) + 1, 1, "x");
-  expect_refused_as_whole_read(file_with("late.mtx", late), good);
-  expect_refused_as_whole_read(file_with("early.mtx", early), good);
   // Too many and too few entries for the size line.
   std::string more = text, fewer = text;
   more.replace(more.find(" 800\n"), 5, " 700\n");
   fewer.replace(fewer.find(" 800\n"), 5, " 801\n");
   fewer += "% no entry\n";
-  expect_refused_as_whole_read(file_with("more.mtx", more), good);
-  expect_refused_as_whole_read(file_with("fewer.mtx", fewer), good);
+  for (const mio::ReadOptions& options : {mio::ReadOptions{}, in_pieces()}) {
+    expect_refused_as_whole_read(file_with("late.mtx", late), good, options);
+    expect_refused_as_whole_read(file_with("early.mtx", early), good, options);
+    expect_refused_as_whole_read(file_with("more.mtx", more), good, options);
+    expect_refused_as_whole_read(file_with("fewer.mtx", fewer), good, options);
+  }
   expect_refused_as_whole_read(scratch() / "missing.mtx", good);
   // A's columns unlike B's rows.
   try {

@@ -39,8 +39,9 @@ struct InnerShare {
   std::int64_t m = 0, K = 0, p = 0;
 };
 
-// Collective. options: allow_non_finite and max_result_bytes (for this rank's share) apply;
-// threads and chunk_bytes apply only where a file is read whole.
+// Collective. options: allow_non_finite and max_result_bytes (for this rank's share) apply; threads
+// and chunk_bytes parse a rank's byte range in pieces on that many threads (the same entries and
+// errors for any count), and a file read whole as matrix_io reads it.
 InnerShare read_inner_share(const std::filesystem::path& a_path, const std::filesystem::path& b_path, MPI_Comm comm,
                             const matrix_io::ReadOptions& options = {});
 
