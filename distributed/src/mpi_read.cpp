@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <numeric>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -326,14 +327,61 @@ std::vector<Triplet> shuffle(const std::vector<Triplet>& entries, const std::vec
   return received;
 }
 
-// Entries in file order with duplicates summed in that order (as matrix_io sums them).
+// Entries in file order with duplicates summed in that order (as matrix_io sums them, and as
+// Eigen's setFromTriplets does: the first value, then each later one added): a stable counting sort
+// by column, then (on `threads` threads) each column's entries by row, stably, its duplicates merged
+// in place; then the columns are packed into the compressed arrays. Explicit zeros stay stored.
 Eigen::SparseMatrix<double> assemble(std::int64_t rows, std::int64_t cols, const std::vector<Triplet>& entries, std::int64_t row0,
-                                     std::int64_t col0) {
-  std::vector<Eigen::Triplet<double>> triplets;
-  triplets.reserve(entries.size());
-  for (const Triplet& e : entries) triplets.emplace_back(static_cast<int>(e.row - row0), static_cast<int>(e.col - col0), e.value);
+                                     std::int64_t col0, int threads) {
+  struct RowValue {
+    int row;
+    double value;
+  };
+  std::vector<std::int64_t> start(static_cast<std::size_t>(cols + 1), 0);
+  for (const Triplet& e : entries) ++start[static_cast<std::size_t>(e.col - col0 + 1)];
+  std::partial_sum(start.begin(), start.end(), start.begin());
+  std::vector<RowValue> by_column(entries.size());
+  {
+    std::vector<std::int64_t> next(start.begin(), start.end() - 1);
+    for (const Triplet& e : entries)
+      by_column[static_cast<std::size_t>(next[static_cast<std::size_t>(e.col - col0)]++)] = {static_cast<int>(e.row - row0), e.value};
+  }
+  std::vector<std::int64_t> kept(static_cast<std::size_t>(cols + 1), 0);  // after the merge: kept[j + 1] entries in column j
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 4096) if (threads > 1 && entries.size() >= (std::size_t{1} << 16))
+  for (std::int64_t j = 0; j < cols; ++j) {
+    RowValue* const first = by_column.data() + start[static_cast<std::size_t>(j)];
+    RowValue* const last = by_column.data() + start[static_cast<std::size_t>(j) + 1];
+    if (last - first > 32) {
+      std::stable_sort(first, last, [](const RowValue& x, const RowValue& y) { return x.row < y.row; });
+    } else {
+      for (RowValue* i = first + 1; i < last; ++i) {  // insertion: stable, no allocation
+        const RowValue v = *i;
+        RowValue* k = i;
+        for (; k > first && (k - 1)->row > v.row; --k) *k = *(k - 1);
+        *k = v;
+      }
+    }
+    RowValue* out = first;
+    for (RowValue* i = first; i < last; ++out) {
+      *out = *i;
+      for (++i; i < last && i->row == out->row; ++i) out->value += i->value;
+    }
+    kept[static_cast<std::size_t>(j) + 1] = out - first;
+  }
+  std::partial_sum(kept.begin(), kept.end(), kept.begin());
   Eigen::SparseMatrix<double> matrix(rows, cols);
-  matrix.setFromTriplets(triplets.begin(), triplets.end());
+  matrix.resizeNonZeros(static_cast<Eigen::Index>(kept.back()));
+  int* const outer = matrix.outerIndexPtr();
+  int* const inner = matrix.innerIndexPtr();
+  double* const value = matrix.valuePtr();
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && entries.size() >= (std::size_t{1} << 16))
+  for (std::int64_t j = 0; j < cols; ++j) {
+    const std::int64_t from = start[static_cast<std::size_t>(j)], to = kept[static_cast<std::size_t>(j)];
+    outer[j] = static_cast<int>(to);
+    for (std::int64_t e = 0; e < kept[static_cast<std::size_t>(j) + 1] - to; ++e)
+      inner[to + e] = by_column[static_cast<std::size_t>(from + e)].row, value[to + e] = by_column[static_cast<std::size_t>(from + e)].value;
+  }
+  outer[cols] = static_cast<int>(kept.back());
   return matrix;
 }
 
@@ -381,8 +429,9 @@ InnerShare read_inner_share(const std::filesystem::path& a_path, const std::file
     if (options.max_result_bytes > 0 && bytes > static_cast<double>(options.max_result_bytes))
       throw matrix_io::MatrixMarketError(a_path.string(), 0, "this rank's share needs " + std::to_string(static_cast<long long>(bytes)) +
                                                                  " bytes, more than ReadOptions::max_result_bytes");
-    share.a = assemble(share.m, share.k1 - share.k0, mine_a, 0, share.k0);
-    share.b = assemble(share.k1 - share.k0, share.p, mine_b, share.k0, 0);
+    const int threads = mio::detail::reader_threads(options);
+    share.a = assemble(share.m, share.k1 - share.k0, mine_a, 0, share.k0, threads);
+    share.b = assemble(share.k1 - share.k0, share.p, mine_b, share.k0, 0, threads);
   } catch (...) {
     failure = std::current_exception();
   }

@@ -116,6 +116,10 @@ TEST(MpiRead, SharesAreTheWholeFilesColumnsAndRows) {
   check_share(a, b, in_pieces());
   check_share(s, k, in_pieces());
   check_share(pattern, s, in_pieces());
+  // Shares of 2^16 entries and more are assembled on the threads too (thousands of duplicates).
+  const auto wide_a = file_with("wa.mtx", coordinate(300, 3000, 80000, "real", "general", 15));
+  const auto wide_b = file_with("wb.mtx", coordinate(3000, 200, 140000, "real", "general", 16));
+  check_share(wide_a, wide_b, in_pieces());
 }
 
 TEST(MpiRead, ArrayFilesAreReadWholeAndSplit) {
