@@ -68,6 +68,7 @@ m S21 sketch/threads sketch/src/estimate/noise_model.cpp 's#const std::int64_t p
 m S22 sketch/exact sketch/src/exact/exact_entries.cpp 's#for (int x = 0; x < 4; ++x) sum\[x\] += row\[x\]\[k\] \* column\[x\]\[k\];#for (int x = 0; x < 4; ++x) sum[x] += row[x][k] * column[(x + 1) % 4][k];#' $st '^(ExactEntries|Refine)\.'
 m S23 sketch/refine sketch/src/exact/refine.cpp 's#if (e->value != 0) return std::fabs(e->value);#if (e->value != 0 \&\& e->row != e->col) return std::fabs(e->value);#' $st '^Refine\.'
 m S24 sketch/refine sketch/src/exact/refine.cpp 's#std::ceil(settling_candidates(noise, energy, entries, done, v, o.missed_rate)));#0.0);#' $st '^Refine\.'
+m S25 sketch/sketch sketch/src/compress/cpu_lines.hpp 's#        for (int r = 0; r < parts; ++r) {#        for (int r = parts - 1; r >= 0; --r) {#' $st '^SketchEngineReference\.'
 
 # --- matrix_io: number parsing, symmetry ---------------------------------------------------------
 mt=matrix_io_tests
