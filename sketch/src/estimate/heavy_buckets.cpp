@@ -63,6 +63,12 @@ class BucketIndex {
       if (keys_[at] == bucket) f(ids_[at], hashes_.data() + at * d_);
   }
 
+  // The records in their stored order (by group of their bucket in repetition t).
+  std::size_t size() const { return ids_.size(); }
+  std::uint32_t key(std::size_t at) const { return keys_[at]; }
+  const std::uint32_t* hashes(std::size_t at) const { return hashes_.data() + at * d_; }
+  index id(std::size_t at) const { return ids_[at]; }
+
  private:
   int d_, t_, shift_ = 0;
   std::vector<std::uint64_t> occupied_;  // bit h: some index has bucket h in repetition t
@@ -105,52 +111,60 @@ double pooled_magnitude(std::vector<double>& pool, std::size_t& ranked, std::siz
 // plan.reps, each index u of the shorter side and each heavy bucket h, the longer side's indices in
 // bucket h XOR hash_t(u) pair with u. A pair heavy in an earlier repetition of plan.reps was taken
 // there; a pair heavy in fewer than ceil(d/2) repetitions cannot reach tau and is skipped unread.
+// The shorter side is visited in the order of its buckets in t (its own BucketIndex), a block of
+// kBlock indices per heavy bucket at a time: for one h, h XOR hash_t(u) then runs through a few
+// contiguous stretches of the longer side's index, read in order rather than at random (one cache
+// miss per probe when every u took every h in turn).
 template <class Sink>
 std::int64_t enumerate_heavy(const HashTables& tables, std::span<const double> sketches, double tau,
                              const recovery::RoundPlan& plan, std::vector<Sink>& sinks) {
   const recovery::Shape shape{tables.m, tables.p, tables.buckets, tables.repetitions};
   const bool rows_outer = shape.rows_outer();
-  const index outer = rows_outer ? shape.rows : shape.cols;
   const int d = shape.repetitions, needed = recovery::heavy_needed(d);
   const auto b = static_cast<std::size_t>(shape.buckets);
   const std::size_t reps = plan.reps.size();
   const HeavyBits heavy_bits(sketches, shape.buckets, d, tau);
-  std::vector<BucketIndex> lookup;
+  std::vector<BucketIndex> lookup, outer;
   std::vector<std::vector<std::uint32_t>> heavy(reps);
   for (std::size_t s = 0; s < reps; ++s) {
     const int t = plan.reps[s];
     lookup.emplace_back(tables, !rows_outer, t);
+    outer.emplace_back(tables, rows_outer, t);
     for (std::size_t h = 0; h < b; ++h)
       if (heavy_bits.heavy(t, static_cast<std::uint32_t>(h))) heavy[s].push_back(static_cast<std::uint32_t>(h));
   }
+  constexpr std::size_t kBlock = 1024;
+  const std::size_t n = outer.empty() ? 0 : outer[0].size(), blocks = (n + kBlock - 1) / kBlock;
   std::atomic<std::int64_t> evaluated{0};
 #pragma omp parallel num_threads(static_cast<int>(sinks.size()))
   {
     Sink& sink = sinks[static_cast<std::size_t>(omp_get_thread_num())];
     std::vector<double> single(static_cast<std::size_t>(d));
-    std::vector<std::uint32_t> hu(static_cast<std::size_t>(d));
     std::int64_t mine = 0;
-#pragma omp for schedule(dynamic, 64)
-    for (index u = 0; u < outer; ++u) {
-      if (sink.stopped()) continue;
-      for (int r = 0; r < d; ++r) hu[static_cast<std::size_t>(r)] = rows_outer ? tables.h1(r, u) : tables.h2(r, u);
-      for (std::size_t s = 0; s < reps; ++s) {
-        const int t = plan.reps[s];
+#pragma omp for schedule(dynamic, 1) collapse(2)
+    for (std::size_t s = 0; s < reps; ++s) {
+      for (std::size_t q = 0; q < blocks; ++q) {
+        if (sink.stopped()) continue;
+        const BucketIndex& us = outer[s];
+        const std::size_t first = q * kBlock, last = std::min(n, first + kBlock);
         for (std::uint32_t h : heavy[s]) {
-          lookup[s].for_each(h ^ hu[static_cast<std::size_t>(t)], [&](index v, const std::uint32_t* hv) {
-            for (std::size_t e = 0; e < s; ++e)
-              if (heavy_bits.heavy(plan.reps[e], hu[static_cast<std::size_t>(plan.reps[e])] ^ hv[plan.reps[e]])) return;
-            int count = 0;
-            for (int r = 0; r < d; ++r) count += heavy_bits.heavy(r, hu[static_cast<std::size_t>(r)] ^ hv[r]);
-            if (count < needed) return;
-            ++mine;
-            const index i = rows_outer ? u : v, j = rows_outer ? v : u;
-            for (int r = 0; r < d; ++r)
-              single[static_cast<std::size_t>(r)] =
-                  tables.s1(r, i) * tables.s2(r, j) * sketches[r * b + (hu[static_cast<std::size_t>(r)] ^ hv[r])];
-            const Entry entry = detail::summarize(i, j, single);
-            if (std::fabs(entry.value) >= tau) sink.take(entry);
-          });
+          for (std::size_t at = first; at < last; ++at) {
+            const std::uint32_t* hu = us.hashes(at);
+            lookup[s].for_each(h ^ us.key(at), [&](index v, const std::uint32_t* hv) {
+              for (std::size_t e = 0; e < s; ++e)
+                if (heavy_bits.heavy(plan.reps[e], hu[plan.reps[e]] ^ hv[plan.reps[e]])) return;
+              int count = 0;
+              for (int r = 0; r < d; ++r) count += heavy_bits.heavy(r, hu[r] ^ hv[r]);
+              if (count < needed) return;
+              ++mine;
+              const index u = us.id(at);
+              const index i = rows_outer ? u : v, j = rows_outer ? v : u;
+              for (int r = 0; r < d; ++r)
+                single[static_cast<std::size_t>(r)] = tables.s1(r, i) * tables.s2(r, j) * sketches[r * b + (hu[r] ^ hv[r])];
+              const Entry entry = detail::summarize(i, j, single);
+              if (std::fabs(entry.value) >= tau) sink.take(entry);
+            });
+          }
         }
       }
     }
