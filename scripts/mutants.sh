@@ -69,6 +69,7 @@ m S22 sketch/exact sketch/src/exact/exact_entries.cpp 's#for (int x = 0; x < 4; 
 m S23 sketch/refine sketch/src/exact/refine.cpp 's#if (e->value != 0) return std::fabs(e->value);#if (e->value != 0 \&\& e->row != e->col) return std::fabs(e->value);#' $st '^Refine\.'
 m S24 sketch/refine sketch/src/exact/refine.cpp 's#std::ceil(settling_candidates(noise, energy, entries, done, v, o.missed_rate)));#0.0);#' $st '^Refine\.'
 m S25 sketch/sketch sketch/src/compress/cpu_lines.hpp 's#        for (int r = 0; r < parts; ++r) {#        for (int r = parts - 1; r >= 0; --r) {#' $st '^SketchEngineReference\.'
+m S26 sketch/recovery sketch/src/estimate/heavy_buckets.cpp 's#last = std::min(n, first + kBlock);#last = std::min(n, first + kBlock - 1);#' $st '^Recovery\.'
 
 # --- matrix_io: number parsing, symmetry ---------------------------------------------------------
 mt=matrix_io_tests
