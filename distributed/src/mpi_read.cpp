@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
-#include <numeric>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +18,7 @@
 #include "matrix_io/error.hpp"
 #include "preamble_parser.hpp"
 #include "reader_threads.hpp"
+#include "sparse_assembly.hpp"
 
 namespace pagh::mpi {
 namespace {
@@ -327,61 +327,26 @@ std::vector<Triplet> shuffle(const std::vector<Triplet>& entries, const std::vec
   return received;
 }
 
-// Entries in file order with duplicates summed in that order (as matrix_io sums them, and as
-// Eigen's setFromTriplets does: the first value, then each later one added): a stable counting sort
-// by column, then (on `threads` threads) each column's entries by row, stably, its duplicates merged
-// in place; then the columns are packed into the compressed arrays. Explicit zeros stay stored.
+// Entries in file order with duplicates summed in that order, as matrix_io's whole-file read
+// assembles them: placed column by column in file order (a counting sort), then each column sorted
+// by row and its duplicates summed by matrix_io's own sort_and_sum_columns (on `threads` threads
+// from 2^16 entries). Explicit zeros stay stored.
 Eigen::SparseMatrix<double> assemble(std::int64_t rows, std::int64_t cols, const std::vector<Triplet>& entries, std::int64_t row0,
                                      std::int64_t col0, int threads) {
-  struct RowValue {
-    int row;
-    double value;
-  };
-  std::vector<std::int64_t> start(static_cast<std::size_t>(cols + 1), 0);
-  for (const Triplet& e : entries) ++start[static_cast<std::size_t>(e.col - col0 + 1)];
-  std::partial_sum(start.begin(), start.end(), start.begin());
-  std::vector<RowValue> by_column(entries.size());
-  {
-    std::vector<std::int64_t> next(start.begin(), start.end() - 1);
-    for (const Triplet& e : entries)
-      by_column[static_cast<std::size_t>(next[static_cast<std::size_t>(e.col - col0)]++)] = {static_cast<int>(e.row - row0), e.value};
-  }
-  std::vector<std::int64_t> kept(static_cast<std::size_t>(cols + 1), 0);  // after the merge: kept[j + 1] entries in column j
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 4096) if (threads > 1 && entries.size() >= (std::size_t{1} << 16))
-  for (std::int64_t j = 0; j < cols; ++j) {
-    RowValue* const first = by_column.data() + start[static_cast<std::size_t>(j)];
-    RowValue* const last = by_column.data() + start[static_cast<std::size_t>(j) + 1];
-    if (last - first > 32) {
-      std::stable_sort(first, last, [](const RowValue& x, const RowValue& y) { return x.row < y.row; });
-    } else {
-      for (RowValue* i = first + 1; i < last; ++i) {  // insertion: stable, no allocation
-        const RowValue v = *i;
-        RowValue* k = i;
-        for (; k > first && (k - 1)->row > v.row; --k) *k = *(k - 1);
-        *k = v;
-      }
-    }
-    RowValue* out = first;
-    for (RowValue* i = first; i < last; ++out) {
-      *out = *i;
-      for (++i; i < last && i->row == out->row; ++i) out->value += i->value;
-    }
-    kept[static_cast<std::size_t>(j) + 1] = out - first;
-  }
-  std::partial_sum(kept.begin(), kept.end(), kept.begin());
-  Eigen::SparseMatrix<double> matrix(rows, cols);
-  matrix.resizeNonZeros(static_cast<Eigen::Index>(kept.back()));
+  Eigen::SparseMatrix<double> matrix(rows, cols);  // column pointers start at zero
   int* const outer = matrix.outerIndexPtr();
+  for (const Triplet& e : entries) ++outer[e.col - col0 + 1];
+  for (std::int64_t j = 0; j < cols; ++j) outer[j + 1] += outer[j];
+  matrix.resizeNonZeros(static_cast<Eigen::Index>(entries.size()));
   int* const inner = matrix.innerIndexPtr();
-  double* const value = matrix.valuePtr();
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && entries.size() >= (std::size_t{1} << 16))
-  for (std::int64_t j = 0; j < cols; ++j) {
-    const std::int64_t from = start[static_cast<std::size_t>(j)], to = kept[static_cast<std::size_t>(j)];
-    outer[j] = static_cast<int>(to);
-    for (std::int64_t e = 0; e < kept[static_cast<std::size_t>(j) + 1] - to; ++e)
-      inner[to + e] = by_column[static_cast<std::size_t>(from + e)].row, value[to + e] = by_column[static_cast<std::size_t>(from + e)].value;
+  double* const values = matrix.valuePtr();
+  for (const Triplet& e : entries) {  // outer[j] is column j's cursor, then its end
+    const int at = outer[e.col - col0]++;
+    inner[at] = static_cast<int>(e.row - row0), values[at] = e.value;
   }
-  outer[cols] = static_cast<int>(kept.back());
+  for (std::int64_t j = cols; j > 0; --j) outer[j] = outer[j - 1];
+  outer[0] = 0;
+  mio::detail::sort_and_sum_columns(matrix, entries.size(), entries.size() >= (std::size_t{1} << 16) ? threads : 1);
   return matrix;
 }
 
