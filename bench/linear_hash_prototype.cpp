@@ -45,6 +45,7 @@
 
 #include "fwht/fwht.hpp"
 #include "linear_hash_family.hpp"
+#include "bench_cli.hpp"
 #include "sketch/compress.hpp"
 #include "sketch/compress_values.hpp"
 #include "sketch/noise_model.hpp"
@@ -53,43 +54,18 @@
 
 namespace {
 
+using bench_cli::cpu_ms;
+using bench_cli::median;
+using bench_cli::now_ms;
+using bench_cli::parse_list;
+using bench_cli::usage_error;
+
 using namespace linear_hash;
 
 constexpr const char* kUsage =
     "usage: linear_hash_prototype speed [--n N,...] [--d D,...] [--threads T,...] [--rounds R] [--precision f64|f32]\n"
     "       linear_hash_prototype stats [--n N] [--d D] [--seeds S]\n";
 
-[[noreturn]] void usage_error(const std::string& why) {
-  std::fprintf(stderr, "linear_hash_prototype: %s\n%s", why.c_str(), kUsage);
-  std::exit(64);
-}
-
-std::vector<int> parse_list(const std::string& option, const std::string& text, int lo, int hi) {
-  std::vector<int> values;
-  for (std::size_t at = 0; at <= text.size();) {
-    const std::size_t comma = std::min(text.find(',', at), text.size());
-    const std::string part = text.substr(at, comma - at);
-    char* end = nullptr;
-    const long v = std::strtol(part.c_str(), &end, 10);
-    if (part.empty() || *end != '\0' || v < lo || v > hi)
-      usage_error(option + ": '" + part + "' is not an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-    values.push_back(static_cast<int>(v));
-    at = comma + 1;
-  }
-  return values;
-}
-
-double now_ms() { return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-double cpu_ms() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
-}
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-  return v[v.size() / 2];
-}
 double quantile(std::vector<double> v, double q) {
   if (v.empty()) return 0;
   const auto at = static_cast<std::ptrdiff_t>(std::min<double>(static_cast<double>(v.size()) - 1, q * static_cast<double>(v.size())));
@@ -537,6 +513,11 @@ void stats(int n, int d, int seeds) {
 }
 
 }  // namespace
+
+[[noreturn]] void bench_cli::usage_error(const std::string& why) {
+  std::fprintf(stderr, "linear_hash_prototype: %s\n%s", why.c_str(), kUsage);
+  std::exit(64);
+}
 
 int main(int argc, char** argv) {
   if (argc < 2) usage_error("a mode is needed (speed or stats)");

@@ -35,50 +35,20 @@
 
 #include "hashing.hpp"      // compmatmul's multiply_add_shift_hash
 #include "matmul_fwht.hpp"  // compmatmul, with COMPMATMUL_USE_FXT and the FXT shim
+#include "bench_cli.hpp"
 #include "sketch/compress.hpp"
 
 namespace {
 
+using bench_cli::cpu_ms;
+using bench_cli::median;
+using bench_cli::now_ms;
+using bench_cli::parse_list;
+using bench_cli::usage_error;
+
 constexpr const char* kUsage =
     "usage: sketch_vs_compmatmul [--n N,...] [--d D,...] [--threads T,...] [--rounds R] [--only pagh|compmatmul]\n"
     "Times pagh::compress and compmatmul's FWHT sketch (dense Gaussian fp64, b = 8n) interleaved in one process.\n";
-
-[[noreturn]] void usage_error(const std::string& why) {
-  std::fprintf(stderr, "sketch_vs_compmatmul: %s\n%s", why.c_str(), kUsage);
-  std::exit(64);
-}
-
-std::vector<int> parse_list(const std::string& option, const std::string& text, int lo, int hi) {
-  std::vector<int> values;
-  for (std::size_t at = 0; at <= text.size();) {
-    const std::size_t comma = std::min(text.find(',', at), text.size());
-    const std::string part = text.substr(at, comma - at);
-    char* end = nullptr;
-    const long v = std::strtol(part.c_str(), &end, 10);
-    if (part.empty() || *end != '\0' || v < lo || v > hi)
-      usage_error(option + ": '" + part + "' is not an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-    values.push_back(static_cast<int>(v));
-    at = comma + 1;
-  }
-  return values;
-}
-
-double now_ms() { return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-
-// CPU time of the whole process (all its threads): less disturbed than wall time by other work on
-// a shared machine, and comparable between the two as long as both run the same thread count
-// (OpenMP threads that wait spin for a while and count too).
-double cpu_ms() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-  return v[v.size() / 2];
-}
 
 double sum_of_squares(const double* x, std::size_t count) {
   double s = 0;
@@ -169,6 +139,11 @@ void compare(const Inputs& in, int n, int d, int threads, int rounds, Only only)
 }
 
 }  // namespace
+
+[[noreturn]] void bench_cli::usage_error(const std::string& why) {
+  std::fprintf(stderr, "sketch_vs_compmatmul: %s\n%s", why.c_str(), kUsage);
+  std::exit(64);
+}
 
 int main(int argc, char** argv) {
   std::vector<int> ns{1024, 2048, 4096}, ds{1, 3}, thread_counts{1, 2};
