@@ -14,6 +14,7 @@
 #include "chunked_body.hpp"
 #include "distributed/mpi_compress.hpp"
 #include "entry_parser.hpp"
+#include "inner_shuffle.hpp"
 #include "input_bytes.hpp"
 #include "matrix_io/error.hpp"
 #include "preamble_parser.hpp"
@@ -25,16 +26,14 @@ namespace {
 
 namespace mio = pagh::matrix_io;
 
-struct Triplet {
-  std::int64_t row, col;
-  double value;
-};
+using detail::Triplet;
+using detail::Triplets;
 
 // EntryParser's sink: entries in file order, mirrored as matrix_io mirrors symmetric files; throws
 // TooMany at the first entry past `room` (the rest of the declared count).
 struct TooMany {};
 struct TripletSink {
-  std::vector<Triplet>& out;
+  Triplets& out;
   mio::Symmetry symmetry;
   std::int64_t room;
   std::int64_t added = 0;
@@ -97,7 +96,7 @@ std::size_t line_start_at_or_after(std::string_view text, std::size_t at) {
 // the entries of its inner range only, see read_whole).
 struct FileEntries {
   mio::Header header;
-  std::vector<Triplet> entries;
+  Triplets entries;
   bool whole = false;  // read whole on every rank (array or gzip)
 };
 
@@ -187,7 +186,7 @@ FileEntries read_range(const std::filesystem::path& path, const char* which, con
     std::int64_t error_line = 0;
     std::string reason;
   };
-  const auto parse_text = [&](std::string_view text, std::int64_t room, std::vector<Triplet>& out) {
+  const auto parse_text = [&](std::string_view text, std::int64_t room, Triplets& out) {
     Parsed result;
     TripletSink sink{out, file.header.symmetry, room};
     mio::detail::EntryParser<double, TripletSink> parser(name, file.header, options, sink);
@@ -201,19 +200,19 @@ FileEntries read_range(const std::filesystem::path& path, const char* which, con
     result.entries = parser.entries(), result.lines = parser.lines();
     return result;
   };
-  const auto parse = [&](std::int64_t room, std::vector<Triplet>& out) { return parse_text(mine, room, out); };
+  const auto parse = [&](std::int64_t room, Triplets& out) { return parse_text(mine, room, out); };
   // The whole range on the rank's threads: line-aligned pieces, each parsed by its own parser into
   // its own entries, joined in file order up to the first piece that failed; a piece's lines count
   // from its start, so its error line is offset by the lines of the pieces before. The same entries,
   // counts and first failure as one parser over the range gives, whatever the thread count.
-  const auto parse_all = [&](std::vector<Triplet>& out) {
+  const auto parse_all = [&](Triplets& out) {
     const int threads = mio::detail::reader_threads(options);
     const std::size_t target = options.chunk_bytes > 0 ? options.chunk_bytes
                                                        : std::max(mio::detail::default_min_chunk_bytes, mine.size() / static_cast<std::size_t>(threads));
     const std::vector<std::string_view> pieces = mio::detail::split_at_lines(mine, std::max<std::size_t>(1, (mine.size() + target - 1) / target));
     if (pieces.size() <= 1) return parse(-1, out);
     const auto count = static_cast<std::int64_t>(pieces.size());
-    std::vector<std::vector<Triplet>> parts(pieces.size());
+    std::vector<Triplets> parts(pieces.size());
     std::vector<Parsed> results(pieces.size());
     std::vector<std::exception_ptr> errors(pieces.size());
 #pragma omp parallel for num_threads(static_cast<int>(std::min<std::int64_t>(threads, count))) schedule(dynamic, 1) if (threads > 1)
@@ -226,25 +225,27 @@ FileEntries read_range(const std::filesystem::path& path, const char* which, con
       }
     }
     Parsed joined;
-    std::size_t total = 0;
-    for (const auto& part : parts) total += part.size();
-    out.reserve(out.size() + total);
-    for (std::size_t i = 0; i < pieces.size(); ++i) {
-      if (errors[i]) std::rethrow_exception(errors[i]);
-      const Parsed& piece = results[i];
-      out.insert(out.end(), parts[i].begin(), parts[i].end());
-      std::vector<Triplet>().swap(parts[i]);
+    std::size_t used = 0;  // the pieces joined: up to the first that failed
+    while (used < pieces.size()) {
+      if (errors[used]) std::rethrow_exception(errors[used]);
+      const Parsed& piece = results[used++];
       joined.entries += piece.entries;
-      if (piece.failed) {
-        joined.failed = true, joined.error_line = joined.lines + piece.error_line, joined.reason = piece.reason;
-        joined.lines += piece.lines;
-        break;
-      }
+      if (piece.failed) joined.failed = true, joined.error_line = joined.lines + piece.error_line, joined.reason = piece.reason;
       joined.lines += piece.lines;
+      if (piece.failed) break;
+    }
+    std::vector<std::size_t> offset(used + 1, out.size());
+    for (std::size_t i = 0; i < used; ++i) offset[i + 1] = offset[i] + parts[i].size();
+    out.resize(offset[used]);
+#pragma omp parallel for num_threads(static_cast<int>(std::min<std::int64_t>(threads, count))) schedule(dynamic, 1) if (threads > 1)
+    for (std::int64_t i = 0; i < static_cast<std::int64_t>(used); ++i) {
+      const auto at = static_cast<std::size_t>(i);
+      std::copy(parts[at].begin(), parts[at].end(), out.begin() + static_cast<std::ptrdiff_t>(offset[at]));
+      Triplets().swap(parts[at]);
     }
     return joined;
   };
-  std::vector<Triplet> parsed;
+  Triplets parsed;
   Parsed own;
   try {
     own = parse_all(parsed);
@@ -254,7 +255,7 @@ FileEntries read_range(const std::filesystem::path& path, const char* which, con
   const std::int64_t before = exclusive_sum(own.entries, comm);
   const std::int64_t room = file.header.stored_entries - before;
   if (failure == nullptr && (own.entries > room || (own.failed && own.entries == room))) {
-    std::vector<Triplet> ignored;
+    Triplets ignored;
     const Parsed limited = room < 0 ? Parsed{} : parse(room, ignored);  // room < 0: an earlier rank fails first
     failure = std::make_exception_ptr(mio::MatrixMarketError(
         name, lines_before + limited.past_line, "more entries than the " + std::to_string(file.header.stored_entries) + " declared in the size line"));
@@ -276,62 +277,11 @@ FileEntries read_range(const std::filesystem::path& path, const char* which, con
   return file;
 }
 
-// Bounds of the ranks' inner ranges: contiguous, balanced by the entries of A and B per k (counted
-// in at most 2^22 bins of k).
-std::vector<std::int64_t> inner_bounds(const std::vector<Triplet>& a, const std::vector<Triplet>& b, std::int64_t K, MPI_Comm comm) {
-  int size = 1;
-  MPI_Comm_size(comm, &size);
-  const std::int64_t bins = std::max<std::int64_t>(1, std::min<std::int64_t>(K, std::int64_t{1} << 22));
-  std::vector<std::int64_t> count(static_cast<std::size_t>(bins), 0);
-  const auto bin = [&](std::int64_t k) { return static_cast<std::size_t>(K == 0 ? 0 : k * bins / K); };
-  for (const Triplet& e : a) ++count[bin(e.col)];
-  for (const Triplet& e : b) ++count[bin(e.row)];
-  MPI_Allreduce(MPI_IN_PLACE, count.data(), static_cast<int>(bins), MPI_INT64_T, MPI_SUM, comm);
-  std::int64_t all = 0;
-  for (std::int64_t c : count) all += c;
-  std::vector<std::int64_t> bounds(static_cast<std::size_t>(size) + 1, K);
-  bounds[0] = 0;
-  std::int64_t seen = 0, i = 0;
-  for (int r = 1; r < size; ++r) {
-    // The first bin edge at which the entries before reach r / size of them.
-    while (i < bins && (seen + count[static_cast<std::size_t>(i)]) * size <= all * r) seen += count[static_cast<std::size_t>(i++)];
-    bounds[static_cast<std::size_t>(r)] = std::max(bounds[static_cast<std::size_t>(r) - 1], (K * i + bins - 1) / bins);
-  }
-  return bounds;
-}
-
-// Collective: every entry to the rank owning its k (inner(e)); the received entries in rank order,
-// each rank's in its file order.
-template <class Inner>
-std::vector<Triplet> shuffle(const std::vector<Triplet>& entries, const std::vector<std::int64_t>& bounds, Inner inner, MPI_Comm comm) {
-  int size = 1;
-  MPI_Comm_size(comm, &size);
-  const auto owner = [&](const Triplet& e) {
-    return static_cast<int>(std::upper_bound(bounds.begin() + 1, bounds.end() - 1, inner(e)) - (bounds.begin() + 1));
-  };
-  std::vector<int> send_counts(size, 0), send_at(size, 0), receive_counts(size), receive_at(size, 0);
-  for (const Triplet& e : entries) ++send_counts[owner(e)];
-  for (int r = 1; r < size; ++r) send_at[r] = send_at[r - 1] + send_counts[r - 1];
-  std::vector<Triplet> out(entries.size());
-  std::vector<int> at = send_at;
-  for (const Triplet& e : entries) out[static_cast<std::size_t>(at[owner(e)]++)] = e;
-  MPI_Alltoall(send_counts.data(), 1, MPI_INT, receive_counts.data(), 1, MPI_INT, comm);
-  for (int r = 1; r < size; ++r) receive_at[r] = receive_at[r - 1] + receive_counts[r - 1];
-  std::vector<Triplet> received(static_cast<std::size_t>(receive_at[size - 1] + receive_counts[size - 1]));
-  MPI_Datatype triplet;
-  MPI_Type_contiguous(sizeof(Triplet), MPI_BYTE, &triplet);
-  MPI_Type_commit(&triplet);
-  MPI_Alltoallv(out.data(), send_counts.data(), send_at.data(), triplet, received.data(), receive_counts.data(), receive_at.data(),
-                triplet, comm);
-  MPI_Type_free(&triplet);
-  return received;
-}
-
 // Entries in file order with duplicates summed in that order, as matrix_io's whole-file read
 // assembles them: placed column by column in file order (a counting sort), then each column sorted
 // by row and its duplicates summed by matrix_io's own sort_and_sum_columns (on `threads` threads
 // from 2^16 entries). Explicit zeros stay stored.
-Eigen::SparseMatrix<double> assemble(std::int64_t rows, std::int64_t cols, const std::vector<Triplet>& entries, std::int64_t row0,
+Eigen::SparseMatrix<double> assemble(std::int64_t rows, std::int64_t cols, const Triplets& entries, std::int64_t row0,
                                      std::int64_t col0, int threads) {
   Eigen::SparseMatrix<double> matrix(rows, cols);  // column pointers start at zero
   int* const outer = matrix.outerIndexPtr();
@@ -372,29 +322,31 @@ InnerShare read_inner_share(const std::filesystem::path& a_path, const std::file
   }
   agree_reading(comm, failure);
   // Whole-file reads: every rank holds every entry; each keeps its own after the bounds are set.
-  const auto count_once = [&](const FileEntries& f) -> const std::vector<Triplet>& {
-    static const std::vector<Triplet> none;
+  const auto count_once = [&](const FileEntries& f) -> const Triplets& {
+    static const Triplets none;
     return f.whole && rank != 0 ? none : f.entries;
   };
-  const std::vector<std::int64_t> bounds = inner_bounds(count_once(a), count_once(b), share.K, comm);
+  const int threads = mio::detail::reader_threads(options);
+  const std::vector<std::int64_t> bounds = detail::inner_bounds(count_once(a), count_once(b), share.K, comm, threads);
   share.k0 = bounds[static_cast<std::size_t>(rank)], share.k1 = bounds[static_cast<std::size_t>(rank) + 1];
-  const auto own = [&](FileEntries& f, auto inner) {
-    if (!f.whole) return shuffle(f.entries, bounds, inner, comm);
-    std::vector<Triplet> kept;
-    for (const Triplet& e : f.entries)
-      if (inner(e) >= share.k0 && inner(e) < share.k1) kept.push_back(e);
+  const auto own = [&](FileEntries& f, detail::Inner inner) {
+    if (!f.whole) return detail::shuffle(std::move(f.entries), bounds, inner, comm, threads);
+    Triplets kept;
+    for (const Triplet& e : f.entries) {
+      const std::int64_t k = inner == detail::Inner::column ? e.col : e.row;
+      if (k >= share.k0 && k < share.k1) kept.push_back(e);
+    }
     return kept;
   };
-  std::vector<Triplet> mine_a = own(a, [](const Triplet& e) { return e.col; });
+  Triplets mine_a = own(a, detail::Inner::column);
   a.entries = {};
-  std::vector<Triplet> mine_b = own(b, [](const Triplet& e) { return e.row; });
+  Triplets mine_b = own(b, detail::Inner::row);
   b.entries = {};
   try {
     const double bytes = 12.0 * static_cast<double>(mine_a.size() + mine_b.size()) + 4.0 * static_cast<double>(share.k1 - share.k0 + share.p + 2);
     if (options.max_result_bytes > 0 && bytes > static_cast<double>(options.max_result_bytes))
       throw matrix_io::MatrixMarketError(a_path.string(), 0, "this rank's share needs " + std::to_string(static_cast<long long>(bytes)) +
                                                                  " bytes, more than ReadOptions::max_result_bytes");
-    const int threads = mio::detail::reader_threads(options);
     share.a = assemble(share.m, share.k1 - share.k0, mine_a, 0, share.k0, threads);
     share.b = assemble(share.k1 - share.k0, share.p, mine_b, share.k0, 0, threads);
   } catch (...) {
