@@ -1,19 +1,12 @@
 // The shuffle by inner index (inner_shuffle.hpp).
 #include "inner_shuffle.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 
 namespace pagh::mpi::detail {
 namespace {
 
 std::int64_t inner_of(const Triplet& e, Inner inner) { return inner == Inner::column ? e.col : e.row; }
-
-// Threads for a pass over n entries: at least 2^16 entries each.
-int threads_for(std::size_t n, int threads) {
-  return static_cast<int>(std::clamp<std::size_t>(n >> 16, 1, static_cast<std::size_t>(std::max(threads, 1))));
-}
 
 }  // namespace
 
@@ -88,36 +81,12 @@ Triplets shuffle(Triplets entries, const std::vector<std::int64_t>& bounds, Inne
   const auto owner = [&](const Triplet& e) {
     return static_cast<int>(std::upper_bound(bounds.begin() + 1, bounds.end() - 1, inner_of(e, inner)) - (bounds.begin() + 1));
   };
-  // A stable counting sort by owner: each thread counts its contiguous chunk, then places it after
-  // the same owner's entries of the chunks before.
-  const std::size_t n = entries.size();
-  const int chunks = threads_for(n, threads);
   const auto s = static_cast<std::size_t>(size);
-  std::vector<std::int64_t> at(static_cast<std::size_t>(chunks) * s, 0);  // per chunk and owner: a count, then where it goes
-  std::vector<std::int64_t> send_total(s, 0);
-  Triplets out(n);
-#pragma omp parallel num_threads(chunks)
-  {
-    const auto c = static_cast<std::size_t>(omp_get_thread_num());
-    const std::size_t begin = n * c / static_cast<std::size_t>(chunks), end = n * (c + 1) / static_cast<std::size_t>(chunks);
-    std::int64_t* mine = at.data() + c * s;
-    for (std::size_t e = begin; e < end; ++e) ++mine[owner(entries[e])];
-#pragma omp barrier
-#pragma omp single
-    {
-      std::int64_t next = 0;
-      for (std::size_t r = 0; r < s; ++r)
-        for (std::size_t k = 0; k < static_cast<std::size_t>(chunks); ++k) {
-          const std::int64_t count = at[k * s + r];
-          at[k * s + r] = next, next += count, send_total[r] += count;
-        }
-    }
-    for (std::size_t e = begin; e < end; ++e) out[static_cast<std::size_t>(mine[owner(entries[e])]++)] = entries[e];
-  }
+  Grouped out = group_stably(entries, s, owner, threads);
   Triplets().swap(entries);
   std::vector<int> send_counts(s), send_at(s, 0), receive_counts(s), receive_at(s, 0);
   for (std::size_t r = 0; r < s; ++r) {
-    send_counts[r] = static_cast<int>(send_total[r]);
+    send_counts[r] = static_cast<int>(out.start[r + 1] - out.start[r]);
     if (r > 0) send_at[r] = send_at[r - 1] + send_counts[r - 1];
   }
   MPI_Alltoall(send_counts.data(), 1, MPI_INT, receive_counts.data(), 1, MPI_INT, comm);
@@ -126,7 +95,7 @@ Triplets shuffle(Triplets entries, const std::vector<std::int64_t>& bounds, Inne
   MPI_Datatype triplet;
   MPI_Type_contiguous(sizeof(Triplet), MPI_BYTE, &triplet);
   MPI_Type_commit(&triplet);
-  MPI_Alltoallv(out.data(), send_counts.data(), send_at.data(), triplet, received.data(), receive_counts.data(), receive_at.data(),
+  MPI_Alltoallv(out.entries.data(), send_counts.data(), send_at.data(), triplet, received.data(), receive_counts.data(), receive_at.data(),
                 triplet, comm);
   MPI_Type_free(&triplet);
   return received;

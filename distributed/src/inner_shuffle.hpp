@@ -3,7 +3,9 @@
 #pragma once
 
 #include <mpi.h>
+#include <omp.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <new>
@@ -38,6 +40,48 @@ struct UninitializedAllocator : std::allocator<T> {
   }
 };
 using Triplets = std::vector<Triplet, UninitializedAllocator<Triplet>>;
+
+// Threads for a pass over n entries: at least 2^16 entries each.
+inline int threads_for(std::size_t n, int threads) {
+  return static_cast<int>(std::clamp<std::size_t>(n >> 16, 1, static_cast<std::size_t>(std::max(threads, 1))));
+}
+
+// The entries grouped by group(e) in [0, groups), each group's in their order in `entries` (a stable
+// counting sort: each thread counts a contiguous chunk, then places it after the same group's
+// entries of the chunks before); start[g] .. start[g + 1] is group g's part of `entries`.
+struct Grouped {
+  Triplets entries;
+  std::vector<std::int64_t> start;
+};
+template <class Group>
+Grouped group_stably(const Triplets& entries, std::size_t groups, Group group, int threads) {
+  const std::size_t n = entries.size();
+  const int chunks = threads_for(n, threads);
+  std::vector<std::int64_t> at(static_cast<std::size_t>(chunks) * groups, 0);  // per chunk and group: a count, then where it goes
+  Grouped out{Triplets(n), std::vector<std::int64_t>(groups + 1, 0)};
+#pragma omp parallel num_threads(chunks)
+  {
+    const auto c = static_cast<std::size_t>(omp_get_thread_num());
+    const std::size_t begin = n * c / static_cast<std::size_t>(chunks), end = n * (c + 1) / static_cast<std::size_t>(chunks);
+    std::int64_t* mine = at.data() + c * groups;
+    for (std::size_t e = begin; e < end; ++e) ++mine[group(entries[e])];
+#pragma omp barrier
+#pragma omp single
+    {
+      std::int64_t next = 0;
+      for (std::size_t g = 0; g < groups; ++g) {
+        out.start[g] = next;
+        for (std::size_t k = 0; k < static_cast<std::size_t>(chunks); ++k) {
+          const std::int64_t count = at[k * groups + g];
+          at[k * groups + g] = next, next += count;
+        }
+      }
+      out.start[groups] = next;
+    }
+    for (std::size_t e = begin; e < end; ++e) out.entries[static_cast<std::size_t>(mine[group(entries[e])]++)] = entries[e];
+  }
+  return out;
+}
 
 enum class Inner { column, row };  // k of an entry of A (its column) or of B (its row)
 

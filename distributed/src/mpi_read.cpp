@@ -4,6 +4,8 @@
 // (every check and message of a whole-file read, line numbers counted from the start of the text).
 #include "distributed/mpi_read.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cstring>
 #include <exception>
@@ -280,19 +282,30 @@ FileEntries read_range(const std::filesystem::path& path, const char* which, con
 // Entries in file order with duplicates summed in that order, as matrix_io's whole-file read
 // assembles them: placed column by column in file order (a counting sort), then each column sorted
 // by row and its duplicates summed by matrix_io's own sort_and_sum_columns (on `threads` threads
-// from 2^16 entries). Explicit zeros stay stored.
+// from 2^16 entries). Explicit zeros stay stored. On several threads each owns a range of columns
+// and walks every entry in order, counting and then placing only those of its columns (as
+// sparse_assembly.hpp does): every column still receives its entries in file order.
 Eigen::SparseMatrix<double> assemble(std::int64_t rows, std::int64_t cols, const Triplets& entries, std::int64_t row0,
                                      std::int64_t col0, int threads) {
   Eigen::SparseMatrix<double> matrix(rows, cols);  // column pointers start at zero
   int* const outer = matrix.outerIndexPtr();
-  for (const Triplet& e : entries) ++outer[e.col - col0 + 1];
-  for (std::int64_t j = 0; j < cols; ++j) outer[j + 1] += outer[j];
   matrix.resizeNonZeros(static_cast<Eigen::Index>(entries.size()));
   int* const inner = matrix.innerIndexPtr();
   double* const values = matrix.valuePtr();
-  for (const Triplet& e : entries) {  // outer[j] is column j's cursor, then its end
-    const int at = outer[e.col - col0]++;
-    inner[at] = static_cast<int>(e.row - row0), values[at] = e.value;
+  const int workers = static_cast<int>(std::min<std::int64_t>(detail::threads_for(entries.size(), threads), std::max<std::int64_t>(cols, 1)));
+#pragma omp parallel num_threads(workers) if (workers > 1)
+  {
+    const std::int64_t w = omp_get_thread_num(), lo = col0 + cols * w / workers, hi = col0 + cols * (w + 1) / workers;
+    for (const Triplet& e : entries)
+      if (e.col >= lo && e.col < hi) ++outer[e.col - col0 + 1];
+#pragma omp barrier
+#pragma omp single
+    for (std::int64_t j = 0; j < cols; ++j) outer[j + 1] += outer[j];
+    for (const Triplet& e : entries)  // outer[j] is column j's cursor, then its end
+      if (e.col >= lo && e.col < hi) {
+        const int at = outer[e.col - col0]++;
+        inner[at] = static_cast<int>(e.row - row0), values[at] = e.value;
+      }
   }
   for (std::int64_t j = cols; j > 0; --j) outer[j] = outer[j - 1];
   outer[0] = 0;
