@@ -478,10 +478,12 @@ class Leader final : public MultiplyHooks {
     if (verbose)
       std::fprintf(stderr,
                    "pagh-mm: inputs read by byte ranges over %d ranks in %.1f ms: rank 0 holds k %lld..%lld of %lld (%lld + %lld of "
-                   "%lld + %lld stored entries)\n",
+                   "%lld + %lld stored entries); rank 0 parsed its ranges in %.1f ms, shuffled by k in %.1f, assembled in %.1f, "
+                   "counted in %.1f\n",
                    size_of(comm_), read_ms, static_cast<long long>(share_->k0), static_cast<long long>(share_->k1), static_cast<long long>(share_->K),
                    static_cast<long long>(stored_entries(share_->a)), static_cast<long long>(stored_entries(share_->b)),
-                   static_cast<long long>(share_->entries_a), static_cast<long long>(share_->entries_b));
+                   static_cast<long long>(share_->entries_a), static_cast<long long>(share_->entries_b), share_->read.parse_ms,
+                   share_->read.shuffle_ms, share_->read.assemble_ms, share_->counts_ms);
     auto shared = shared_operands(comm_, *share_, threads, [this, threads](ShareStep step, std::int64_t n) {
       exchange(comm_, Command{.step = step == ShareStep::evaluate ? Step::evaluate : Step::diagonal, .threads = threads, .count = n});
     });

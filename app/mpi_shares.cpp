@@ -139,6 +139,7 @@ std::unique_ptr<InputShare> read_share(MPI_Comm comm, const std::string& a_path,
   };
   if (dense(totals[0], s.m, s.K) || dense(totals[1], s.K, s.p)) return nullptr;
 
+  const double counts_start = pagh::mpi::wall_ms();
   const int me = rank_in(comm), ranks = size_of(comm);
   // The counts of the whole product on rank 0: per k (this rank's range, gathered in rank order),
   // per row of A and per column of B (summed). Any rank failing to hold them ends every rank.
@@ -178,6 +179,8 @@ std::unique_ptr<InputShare> read_share(MPI_Comm comm, const std::string& a_path,
   MPI_Reduce(cols_b.data(), share->col_entries_b.data(), static_cast<int>(s.p), MPI_INT64_T, MPI_SUM, 0, comm);
   share->a.emplace<1>().swap(s.a);
   share->b.emplace<1>().swap(s.b);
+  share->read = s.timings;
+  share->counts_ms = pagh::mpi::wall_ms() - counts_start;
   return share;
 }
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "backend.hpp"
+#include "distributed/mpi_read.hpp"
 #include "shared_operands.hpp"
 #include "sketch/entry.hpp"
 #include "sketch/method.hpp"
@@ -48,6 +49,8 @@ struct InputShare {
   pagh::ProductCounts counts;
   std::vector<std::int64_t> row_entries_a, col_entries_b;
   std::optional<pagh::ExactEntries> exact;  // over this rank's k, made at the first evaluation
+  pagh::mpi::InnerShare::Timings read;       // this rank's byte-range read (parse, shuffle, assembly)
+  double counts_ms = 0;                      // the counts above, gathered to rank 0
 };
 
 // This rank's share of A and B; nullptr on every rank where one process would read A or B as a

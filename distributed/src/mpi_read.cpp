@@ -320,9 +320,12 @@ InnerShare read_inner_share(const std::filesystem::path& a_path, const std::file
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
+  const double start = wall_ms();
   FileEntries a = read_range(a_path, "A", options, comm);
   FileEntries b = read_range(b_path, "B", options, comm);
   InnerShare share;
+  const double parsed = wall_ms();
+  share.timings.parse_ms = parsed - start;
   share.header_a = a.header, share.header_b = b.header;
   share.m = a.header.rows, share.K = a.header.cols, share.p = b.header.cols;
   std::exception_ptr failure;
@@ -355,6 +358,8 @@ InnerShare read_inner_share(const std::filesystem::path& a_path, const std::file
   a.entries = {};
   Triplets mine_b = own(b, detail::Inner::row);
   b.entries = {};
+  const double shuffled = wall_ms();
+  share.timings.shuffle_ms = shuffled - parsed;
   try {
     const double bytes = 12.0 * static_cast<double>(mine_a.size() + mine_b.size()) + 4.0 * static_cast<double>(share.k1 - share.k0 + share.p + 2);
     if (options.max_result_bytes > 0 && bytes > static_cast<double>(options.max_result_bytes))
@@ -365,6 +370,7 @@ InnerShare read_inner_share(const std::filesystem::path& a_path, const std::file
   } catch (...) {
     failure = std::current_exception();
   }
+  share.timings.assemble_ms = wall_ms() - shuffled;
   agree_reading(comm, failure);
   return share;
 }

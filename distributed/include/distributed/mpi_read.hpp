@@ -37,6 +37,11 @@ struct InnerShare {
   std::int64_t k0 = 0, k1 = 0;    // this rank's inner indices
   matrix_io::Header header_a, header_b;
   std::int64_t m = 0, K = 0, p = 0;
+  // Where this rank's read went (ms): parsing its byte ranges, the shuffle by k (the ranks' bounds
+  // included), and the assembly of its share.
+  struct Timings {
+    double parse_ms = 0, shuffle_ms = 0, assemble_ms = 0;
+  } timings;
 };
 
 // Collective. options: allow_non_finite and max_result_bytes (for this rank's share) apply; threads
