@@ -3,12 +3,26 @@
 
 #include <algorithm>
 
+#include "compress/huge_pages.hpp"
+
 namespace pagh::mpi::detail {
 namespace {
 
 std::int64_t inner_of(const Triplet& e, Inner inner) { return inner == Inner::column ? e.col : e.row; }
 
 }  // namespace
+
+Triplets fresh_triplets(std::size_t n, int threads) {
+  Triplets out(n);
+  const std::size_t bytes = n * sizeof(Triplet);
+  cpu_sketch::advise_huge_pages(out.data(), bytes);
+  constexpr std::size_t kPage = 4096;
+  auto* const first = reinterpret_cast<unsigned char*>(out.data());
+  const auto pages = static_cast<std::int64_t>((bytes + kPage - 1) / kPage);
+#pragma omp parallel for num_threads(threads_for(n, threads)) schedule(static)
+  for (std::int64_t page = 0; page < pages; ++page) first[static_cast<std::size_t>(page) * kPage] = 0;
+  return out;
+}
 
 std::vector<std::int64_t> inner_bounds(const Triplets& a, const Triplets& b, std::int64_t K, MPI_Comm comm, int threads) {
   int size = 1;
@@ -91,7 +105,7 @@ Triplets shuffle(Triplets entries, const std::vector<std::int64_t>& bounds, Inne
   }
   MPI_Alltoall(send_counts.data(), 1, MPI_INT, receive_counts.data(), 1, MPI_INT, comm);
   for (std::size_t r = 1; r < s; ++r) receive_at[r] = receive_at[r - 1] + receive_counts[r - 1];
-  Triplets received(static_cast<std::size_t>(receive_at[s - 1]) + static_cast<std::size_t>(receive_counts[s - 1]));
+  Triplets received = fresh_triplets(static_cast<std::size_t>(receive_at[s - 1]) + static_cast<std::size_t>(receive_counts[s - 1]), threads);
   MPI_Datatype triplet;
   MPI_Type_contiguous(sizeof(Triplet), MPI_BYTE, &triplet);
   MPI_Type_commit(&triplet);

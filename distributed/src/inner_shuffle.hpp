@@ -46,6 +46,10 @@ inline int threads_for(std::size_t n, int threads) {
   return static_cast<int>(std::clamp<std::size_t>(n >> 16, 1, static_cast<std::size_t>(std::max(threads, 1))));
 }
 
+// n entries to be written (unset): on huge pages where the kernel grants them, their pages faulted in
+// on `threads` threads (a single-threaded writer such as MPI's copies would fault them in one by one).
+Triplets fresh_triplets(std::size_t n, int threads);
+
 // The entries grouped by group(e) in [0, groups), each group's in their order in `entries` (a stable
 // counting sort: each thread counts a contiguous chunk, then places it after the same group's
 // entries of the chunks before); start[g] .. start[g + 1] is group g's part of `entries`.
@@ -58,7 +62,7 @@ Grouped group_stably(const Triplets& entries, std::size_t groups, Group group, i
   const std::size_t n = entries.size();
   const int chunks = threads_for(n, threads);
   std::vector<std::int64_t> at(static_cast<std::size_t>(chunks) * groups, 0);  // per chunk and group: a count, then where it goes
-  Grouped out{Triplets(n), std::vector<std::int64_t>(groups + 1, 0)};
+  Grouped out{fresh_triplets(n, chunks), std::vector<std::int64_t>(groups + 1, 0)};
 #pragma omp parallel num_threads(chunks)
   {
     const auto c = static_cast<std::size_t>(omp_get_thread_num());
