@@ -157,8 +157,9 @@ std::unique_ptr<InputShare> read_share(MPI_Comm comm, const std::string& a_path,
     nnz_a.assign(static_cast<std::size_t>(Kr), 0.0), nnz_b.assign(static_cast<std::size_t>(Kr), 0.0);
     rows_a.assign(static_cast<std::size_t>(s.m), 0), cols_b.assign(static_cast<std::size_t>(s.p), 0);
     // On the rank's threads from 2^16 entries: the counts of rows of A and of k of B are shared.
-    const auto count = [](auto& n) { std::atomic_ref(n).fetch_add(1, std::memory_order_relaxed); };
+    const auto count = [](std::int64_t& n) { std::atomic_ref<std::int64_t>(n).fetch_add(1, std::memory_order_relaxed); };
     const int count_threads = s.a.nonZeros() + s.b.nonZeros() >= (Eigen::Index{1} << 16) ? std::max(threads, 1) : 1;
+    std::vector<std::int64_t> k_of_b(static_cast<std::size_t>(Kr), 0);
 #pragma omp parallel num_threads(count_threads) if (count_threads > 1)
     {
 #pragma omp for schedule(dynamic, 4096) nowait
@@ -166,15 +167,13 @@ std::unique_ptr<InputShare> read_share(MPI_Comm comm, const std::string& a_path,
         nnz_a[static_cast<std::size_t>(k)] = static_cast<double>(s.a.col(k).nonZeros());
         for (Sparse::InnerIterator it(s.a, k); it; ++it) count(rows_a[static_cast<std::size_t>(it.row())]);
       }
-      std::vector<std::int64_t> mine(nnz_b.size(), 0);  // this thread's count of each k of B (summed below)
 #pragma omp for schedule(dynamic, 4096)
       for (Eigen::Index j = 0; j < s.b.outerSize(); ++j) {
-        for (Sparse::InnerIterator it(s.b, j); it; ++it) ++mine[static_cast<std::size_t>(it.row())];
+        for (Sparse::InnerIterator it(s.b, j); it; ++it) count(k_of_b[static_cast<std::size_t>(it.row())]);
         cols_b[static_cast<std::size_t>(j)] = s.b.col(j).nonZeros();
       }
-#pragma omp critical(pagh_share_counts)
-      for (std::size_t k = 0; k < mine.size(); ++k) nnz_b[k] += static_cast<double>(mine[k]);
     }
+    for (std::size_t k = 0; k < k_of_b.size(); ++k) nnz_b[k] = static_cast<double>(k_of_b[k]);
     if (me == 0) {
       share->counts = pagh::ProductCounts{s.m, s.K, s.p, true, std::vector<double>(static_cast<std::size_t>(s.K)),
                                           std::vector<double>(static_cast<std::size_t>(s.K))};
