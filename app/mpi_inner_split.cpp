@@ -58,8 +58,34 @@ MatrixData columns_of(const MatrixData& a, std::int64_t k0, std::int64_t k1) {
 
 MatrixData rows_of(const MatrixData& b, std::int64_t k0, std::int64_t k1) {
   if (b.index() == 0) return Eigen::MatrixXd(std::get<0>(b).middleRows(k0, k1 - k0));
-  // Column-major B: keep each column's entries whose row falls in [k0, k1), shifted by k0.
+  // Column-major B: keep each column's entries whose row falls in [k0, k1), shifted by k0. Counted,
+  // then placed in each column's order: no sort where every column's rows increase (as the readers
+  // leave them); otherwise through Eigen's triplets, which sort them.
   const auto& s = std::get<1>(b);
+  {
+    Eigen::SparseMatrix<double> slice(k1 - k0, s.cols());  // column pointers start at zero
+    int* const outer = slice.outerIndexPtr();
+    bool increasing = true;
+    for (Eigen::Index j = 0; j < s.outerSize() && increasing; ++j) {
+      Eigen::Index previous = -1;
+      for (Eigen::SparseMatrix<double>::InnerIterator it(s, j); it; ++it) {
+        increasing = increasing && it.row() > previous, previous = it.row();
+        if (it.row() >= k0 && it.row() < k1) ++outer[j + 1];
+      }
+    }
+    if (increasing) {
+      for (Eigen::Index j = 0; j < s.outerSize(); ++j) outer[j + 1] += outer[j];
+      slice.resizeNonZeros(outer[s.outerSize()]);
+      int* const inner = slice.innerIndexPtr();
+      double* const values = slice.valuePtr();
+      for (Eigen::Index j = 0; j < s.outerSize(); ++j) {
+        int at = outer[j];
+        for (Eigen::SparseMatrix<double>::InnerIterator it(s, j); it; ++it)
+          if (it.row() >= k0 && it.row() < k1) inner[at] = static_cast<int>(it.row() - k0), values[at++] = it.value();
+      }
+      return slice;
+    }
+  }
   std::vector<Eigen::Triplet<double>> kept;
   for (Eigen::Index j = 0; j < s.outerSize(); ++j)
     for (Eigen::SparseMatrix<double>::InnerIterator it(s, j); it; ++it)
