@@ -1,5 +1,5 @@
-// Pieces the paired benchmarks (sketch_vs_compmatmul, linear_hash_prototype) share: list options,
-// clocks and a median. Each program defines bench_cli::usage_error (its name and usage text).
+// Pieces the paired benchmarks (sketch_vs_compmatmul, linear_hash_prototype) share: list and sweep
+// options, clocks and a median. Each program defines bench_cli::usage_error (its name and usage text).
 #pragma once
 
 #include <time.h>
@@ -29,6 +29,26 @@ inline std::vector<int> parse_list(const std::string& option, const std::string&
     at = comma + 1;
   }
   return values;
+}
+
+// The sweep options both benchmarks take: --n (powers of two in [min_n, max_n]: b = 8n must be one),
+// --d, --threads, --rounds. Returns whether arg was one of them (its value then parsed into place).
+inline bool parse_sweep_option(const std::string& arg, const std::string& value, int min_n, int max_n, std::vector<int>& ns,
+                               std::vector<int>& ds, std::vector<int>& thread_counts, int& rounds) {
+  if (arg == "--n") {
+    ns = parse_list(arg, value, min_n, max_n);
+    for (int n : ns)
+      if ((n & (n - 1)) != 0) usage_error("--n: " + std::to_string(n) + " is not a power of two (b = 8n must be one)");
+  } else if (arg == "--d") {
+    ds = parse_list(arg, value, 1, 64);
+  } else if (arg == "--threads") {
+    thread_counts = parse_list(arg, value, 1, 1024);
+  } else if (arg == "--rounds") {
+    rounds = parse_list(arg, value, 1, 100000).front();
+  } else {
+    return false;
+  }
+  return true;
 }
 
 inline double now_ms() {

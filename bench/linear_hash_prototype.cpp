@@ -535,16 +535,8 @@ int main(int argc, char** argv) {
     const std::string arg = argv[i];
     if (i + 1 >= argc) usage_error(arg + " needs a value");
     const std::string value = argv[++i];
-    if (arg == "--n") {
-      ns = parse_list(arg, value, 16, 1 << 14);
-      for (int n : ns)
-        if ((n & (n - 1)) != 0) usage_error("--n: " + std::to_string(n) + " is not a power of two (b = 8n must be one)");
-    } else if (arg == "--d") {
-      ds = parse_list(arg, value, 1, 64);
-    } else if (arg == "--threads") {
-      thread_counts = parse_list(arg, value, 1, 1024);
-    } else if (arg == "--rounds") {
-      rounds = parse_list(arg, value, 1, 100000).front();
+    if (bench_cli::parse_sweep_option(arg, value, 16, 1 << 14, ns, ds, thread_counts, rounds)) {
+      continue;
     } else if (arg == "--precision") {
       if (value != "f64" && value != "f32") usage_error("--precision: '" + value + "' is neither f64 nor f32");
       f32 = value == "f32";

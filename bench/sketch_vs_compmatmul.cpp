@@ -43,7 +43,6 @@ namespace {
 using bench_cli::cpu_ms;
 using bench_cli::median;
 using bench_cli::now_ms;
-using bench_cli::parse_list;
 using bench_cli::usage_error;
 
 constexpr const char* kUsage =
@@ -157,16 +156,8 @@ int main(int argc, char** argv) {
     }
     if (i + 1 >= argc) usage_error(arg + " needs a value");
     const std::string value = argv[++i];
-    if (arg == "--n") {
-      ns = parse_list(arg, value, 2, 1 << 15);
-      for (int n : ns)
-        if ((n & (n - 1)) != 0) usage_error("--n: " + std::to_string(n) + " is not a power of two (b = 8n must be one)");
-    } else if (arg == "--d") {
-      ds = parse_list(arg, value, 1, 64);
-    } else if (arg == "--threads") {
-      thread_counts = parse_list(arg, value, 1, 1024);
-    } else if (arg == "--rounds") {
-      rounds = parse_list(arg, value, 1, 100000).front();
+    if (bench_cli::parse_sweep_option(arg, value, 2, 1 << 15, ns, ds, thread_counts, rounds)) {
+      continue;
     } else if (arg == "--only") {
       if (value != "pagh" && value != "compmatmul") usage_error("--only: '" + value + "' is neither pagh nor compmatmul");
       only = value == "pagh" ? Only::pagh : Only::compmatmul;
